@@ -1,0 +1,71 @@
+"""Search modes, reciprocal rank fusion and optional reranking; the ranked Hit records they return."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+MODES = ("dense", "keyword", "hybrid")
+RRF_K = 60  # Cormack, Clarke & Buettcher (2009): score = sum over rankings of 1 / (60 + rank)
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk_id: str
+    doc_id: str
+    pages: tuple[int, ...]
+    text: str
+    score: float
+    rank: int
+    headings: tuple[str, ...] = ()
+    start: int = 0
+    end: int = 0
+    relevance: float | None = None  # the reranker's score, when one ran
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def check_query(query: Any, k: Any, mode: str) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError(f"query must be non-empty text, not {query!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0:
+        raise ValueError(f"k must be a positive whole number, not {k!r}")
+    if mode not in MODES:
+        raise ValueError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
+
+
+def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion of ranked key lists: (key, fused score) best first; ties by key."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            scores[int(key)] = scores.get(int(key), 0.0) + 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+_RERANKERS: dict[str, Any] = {}
+
+
+def get_reranker(rerank: Any) -> Callable[[str, list[str]], np.ndarray]:
+    """A function (query, texts) -> scores from a cross-encoder name or folder, a loaded
+    CrossEncoder (anything with .predict(pairs)), or such a function itself."""
+    if callable(rerank) and not hasattr(rerank, "predict"):
+        return lambda q, texts: np.asarray(rerank(q, texts), dtype=float)
+    if isinstance(rerank, str):
+        if rerank not in _RERANKERS:
+            from sentence_transformers import CrossEncoder
+
+            try:
+                _RERANKERS[rerank] = CrossEncoder(rerank, device="cpu")
+            except Exception as exc:
+                raise ValueError(
+                    f"cannot load reranker {rerank!r} ({type(exc).__name__}: {exc}). No cross-encoder is bundled: "
+                    "pass a local folder, or a model name with a network, or leave rerank out."
+                ) from exc
+        rerank = _RERANKERS[rerank]
+    if hasattr(rerank, "predict"):
+        model = rerank
+        return lambda q, texts: np.asarray(model.predict([(q, t) for t in texts], show_progress_bar=False), dtype=float)
+    raise ValueError(f"rerank must be a cross-encoder name, folder, model or function, not {rerank!r}")

@@ -1,0 +1,159 @@
+"""The SQLite catalog: settings, documents with their kept Markdown and pages, chunks, vectors."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+  doc_id TEXT PRIMARY KEY, source TEXT, markdown TEXT NOT NULL, metadata TEXT NOT NULL,
+  access TEXT NOT NULL, notes TEXT NOT NULL, settings TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pages (
+  doc_id TEXT NOT NULL, number INTEGER NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL,
+  flags TEXT NOT NULL, score REAL NOT NULL, PRIMARY KEY (doc_id, number));
+CREATE TABLE IF NOT EXISTS chunks (
+  key INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id TEXT UNIQUE NOT NULL, doc_id TEXT NOT NULL,
+  ord INTEGER NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL, pages TEXT NOT NULL,
+  headings TEXT NOT NULL, parent_start INTEGER, parent_end INTEGER, embedded TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id);
+CREATE TABLE IF NOT EXISTS vectors (
+  space TEXT NOT NULL, key INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (space, key));
+"""
+
+
+class Catalog:
+    def __init__(self, path: Path):
+        self.path = path
+        self.conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.executescript(SCHEMA)
+
+    # settings ---------------------------------------------------------------------------------
+    def get(self, key: str, default: Any = None) -> Any:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def set(self, key: str, value: Any) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+
+    def generation(self) -> int:
+        return self.get("generation", 0)
+
+    def bump(self) -> int:
+        gen = self.generation() + 1
+        self.set("generation", gen)
+        return gen
+
+    # writes (inside a transaction the caller holds) ------------------------------------------
+    def delete_document(self, doc_id: str) -> list[int]:
+        keys = [k for (k,) in self.conn.execute("SELECT key FROM chunks WHERE doc_id = ?", (doc_id,))]
+        for table in ("documents", "pages", "chunks"):
+            self.conn.execute(f"DELETE FROM {table} WHERE doc_id = ?", (doc_id,))
+        self.conn.executemany("DELETE FROM vectors WHERE key = ?", [(k,) for k in keys])
+        return keys
+
+    def insert_document(self, doc, metadata: dict, access: dict, settings: dict) -> None:
+        self.conn.execute(
+            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (doc.doc_id, doc.source, doc.markdown, json.dumps(metadata), json.dumps(access),
+             json.dumps(list(doc.notes)), json.dumps(settings)),
+        )
+        self.conn.executemany(
+            "INSERT INTO pages VALUES (?, ?, ?, ?, ?, ?)",
+            [(doc.doc_id, p.number, p.start, p.end, json.dumps(list(p.flags)), p.score) for p in doc.pages],
+        )
+
+    def insert_chunks(self, doc_id: str, chunks: Sequence, embedded: Sequence[str]) -> list[int]:
+        keys = []
+        for i, (c, text) in enumerate(zip(chunks, embedded)):
+            parent = c.parent
+            cur = self.conn.execute(
+                "INSERT INTO chunks (chunk_id, doc_id, ord, start, \"end\", pages, headings, parent_start, "
+                "parent_end, embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (f"{doc_id}::{i}", doc_id, i, c.start, c.end, json.dumps(list(c.pages)), json.dumps(list(c.headings)),
+                 parent.start if parent else None, parent.end if parent else None, text if text != c.text else ""),
+            )
+            keys.append(cur.lastrowid)
+        return keys
+
+    def insert_vectors(self, space: str, keys: Sequence[int], vecs: np.ndarray) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+            [(space, int(k), np.asarray(v, dtype=np.float32).tobytes()) for k, v in zip(keys, vecs)],
+        )
+
+    # reads ------------------------------------------------------------------------------------
+    def vectors(self, space: str) -> tuple[np.ndarray, np.ndarray]:
+        rows = self.conn.execute("SELECT key, vec FROM vectors WHERE space = ? ORDER BY key", (space,)).fetchall()
+        keys = np.array([k for k, _ in rows], dtype=np.uint64)
+        vecs = np.stack([np.frombuffer(v, dtype=np.float32) for _, v in rows]) if rows else np.zeros((0, 0), np.float32)
+        return keys, vecs
+
+    def chunk_texts(self) -> tuple[list[int], list[str]]:
+        """Every searchable chunk's key and the text its keyword index should see."""
+        rows = self.conn.execute(
+            'SELECT c.key, substr(d.markdown, c.start + 1, c."end" - c.start), c.embedded FROM chunks c '
+            "JOIN documents d USING (doc_id) ORDER BY c.key"
+        ).fetchall()
+        return [k for k, _, _ in rows], [e or t for _, t, e in rows]
+
+    def chunk_rows(self, keys: Iterable[int]) -> dict[int, dict]:
+        keys = [int(k) for k in keys]
+        out: dict[int, dict] = {}
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            rows = self.conn.execute(
+                'SELECT c.key, c.chunk_id, c.doc_id, c.start, c."end", c.pages, c.headings, c.parent_start, '
+                "c.parent_end, d.markdown FROM chunks c JOIN documents d USING (doc_id) "
+                f"WHERE c.key IN ({','.join('?' * len(part))})",
+                part,
+            )
+            for key, chunk_id, doc_id, start, end, pages, headings, ps, pe, md in rows:
+                out[key] = {
+                    "chunk_id": chunk_id, "doc_id": doc_id, "start": start, "end": end, "text": md[start:end],
+                    "pages": tuple(json.loads(pages)), "headings": tuple(json.loads(headings)),
+                    "parent": (ps, pe, md[ps:pe]) if ps is not None else None,
+                }
+        return out
+
+    def key_of(self, chunk_id: str) -> int | None:
+        row = self.conn.execute("SELECT key FROM chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
+        return row[0] if row else None
+
+    def documents(self) -> list[dict]:
+        rows = self.conn.execute("SELECT doc_id, source, metadata, access, notes, settings FROM documents ORDER BY doc_id")
+        return [
+            {"doc_id": d, "source": s, "metadata": json.loads(m), "access": json.loads(a), "notes": json.loads(n),
+             "settings": json.loads(st)}
+            for d, s, m, a, n, st in rows
+        ]
+
+    def markdown(self, doc_id: str) -> str | None:
+        row = self.conn.execute("SELECT markdown FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
+        return row[0] if row else None
+
+    def pages(self, doc_id: str) -> list[dict]:
+        rows = self.conn.execute(
+            'SELECT number, start, "end", flags, score FROM pages WHERE doc_id = ? ORDER BY number', (doc_id,)
+        )
+        return [{"number": n, "start": s, "end": e, "flags": json.loads(f), "score": sc} for n, s, e, f, sc in rows]
+
+    def keys_of_documents(self, doc_ids: Iterable[str]) -> np.ndarray:
+        doc_ids = list(doc_ids)
+        keys: list[int] = []
+        for i in range(0, len(doc_ids), 500):
+            part = doc_ids[i : i + 500]
+            keys += [k for (k,) in self.conn.execute(
+                f"SELECT key FROM chunks WHERE doc_id IN ({','.join('?' * len(part))})", part)]
+        return np.array(sorted(keys), dtype=np.uint64)
+
+    def counts(self) -> dict[str, int]:
+        one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
+        return {"documents": one("SELECT count(*) FROM documents"), "pages": one("SELECT count(*) FROM pages"),
+                "chunks": one("SELECT count(*) FROM chunks")}

@@ -1,0 +1,74 @@
+"""The `vectrixdb` command: add documents, search, inspect, and check golden files."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+app = typer.Typer(help="vectrixdb: an embedded store and the tools to measure retrieval on it.",
+                  no_args_is_help=True, add_completion=False)
+golden_app = typer.Typer(help="Golden question files: check, label, cut-off.", no_args_is_help=True)
+app.add_typer(golden_app, name="golden")
+
+
+def _open(name: str, path: Optional[Path]):
+    from vectrixdb.collection import Vectrix
+
+    return Vectrix(name, path=path)
+
+
+def _fail(message: str) -> None:
+    typer.secho(f"error: {message}", fg="red", err=True)
+    raise typer.Exit(1)
+
+
+@app.command()
+def add(name: str, files: List[str] = typer.Argument(..., help="files (text, Markdown, PDF) or s3:// / Blob addresses"),
+        chunk: str = typer.Option("recursive", help="chunking technique"),
+        size: int = typer.Option(1000, help="chunk size in characters"),
+        overlap: Optional[int] = typer.Option(None, help="characters carried over (default a fifth of size)"),
+        embed_heading: bool = typer.Option(False, help="embed the heading path in front of each chunk"),
+        path: Optional[Path] = typer.Option(None, help="root folder of collections")):
+    """Add documents to collection NAME (created when missing); a file's doc id is its name."""
+    try:
+        db = _open(name, path)
+        ids = db.add_documents(files, chunk=chunk, chunk_size=size, overlap=overlap, embed_heading=embed_heading)
+    except (ValueError, FileNotFoundError, TypeError, IsADirectoryError) as exc:
+        _fail(str(exc))
+    info = db.info()
+    typer.echo(f"added {len(ids)} document(s) to {name}: {info['documents']} documents, {info['chunks']} chunks")
+
+
+@app.command()
+def search(name: str, query: str, k: int = typer.Option(5, "-k", help="how many hits"),
+           mode: str = typer.Option("dense", help="dense, keyword or hybrid"),
+           vectors: Optional[str] = typer.Option(None, help="vector space"),
+           as_json: bool = typer.Option(False, "--json", help="print JSON lines"),
+           path: Optional[Path] = typer.Option(None, help="root folder of collections")):
+    """Search collection NAME."""
+    try:
+        hits = _open(name, path).search(query, k, mode=mode, vectors=vectors)
+    except ValueError as exc:
+        _fail(str(exc))
+    for h in hits:
+        if as_json:
+            typer.echo(json.dumps(h.to_dict()))
+        else:
+            where = f"{h.doc_id} p.{','.join(map(str, h.pages))}"
+            typer.echo(f"{h.rank:>2}. {h.score:.3f}  {where}  {' '.join(h.text.split())[:100]}")
+
+
+@app.command()
+def info(name: str, path: Optional[Path] = typer.Option(None, help="root folder of collections")):
+    """Show what collection NAME holds and how it was built."""
+    typer.echo(json.dumps(_open(name, path).info(), indent=2))
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

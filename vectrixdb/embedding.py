@@ -16,6 +16,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_LOADED: dict[tuple[str, str], Any] = {}  # one loaded model per (source, device) in a process
 _BUNDLED_ALIASES = {"all-MiniLM-L6-v2", BUNDLED_MODEL, "bundled", "default"}
 
 
@@ -125,6 +126,10 @@ class SentenceEmbedder:
             from sentence_transformers import SentenceTransformer
 
             source = self._source or bundled_model_path()
+            device = self.device or "cpu"
+            if (source, device) in _LOADED:
+                self._model = _LOADED[source, device]
+                return self._model
             try:
                 from transformers.utils import logging as hf_logging
 
@@ -132,7 +137,7 @@ class SentenceEmbedder:
             except ImportError:
                 pass
             try:
-                self._model = SentenceTransformer(source, device=self.device or "cpu")
+                self._model = _LOADED[source, device] = SentenceTransformer(source, device=device)
             except Exception as exc:  # an unknown name offline raises deep inside huggingface_hub
                 raise ValueError(
                     f"cannot load embedding model {source!r}: {exc}. Only the bundled "

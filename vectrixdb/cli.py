@@ -66,6 +66,48 @@ def info(name: str, path: Optional[Path] = typer.Option(None, help="root folder 
     typer.echo(json.dumps(_open(name, path).info(), indent=2))
 
 
+@golden_app.command("check")
+def golden_check(file: str, collection: Optional[str] = typer.Option(None, help="check labels against this collection"),
+                 path: Optional[Path] = typer.Option(None, help="root folder of collections")):
+    """Print every finding in a golden file; exit 1 when there is an error."""
+    from vectrixdb.evaluation.schema import check_golden
+
+    try:
+        check = check_golden(file, _open(collection, path) if collection else None)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    typer.echo(check.summary())
+    raise typer.Exit(0 if check.ok else 1)
+
+
+@golden_app.command("label")
+def golden_label(name: str, questions: str = typer.Option(..., help="questions to label (Bedrock or golden JSONL)"),
+                 out: str = typer.Option(..., help="golden file to write; must not exist"),
+                 k: int = typer.Option(3, "-k", help="documents to propose per question"),
+                 by: str = typer.Option("doc", help="doc or page"),
+                 path: Optional[Path] = typer.Option(None, help="root folder of collections")):
+    """Propose expected documents for each question (searching with its reference answer) and write
+    them as drafts ("draft": true) for a person to check. Never writes over --out."""
+    from dataclasses import replace
+
+    from vectrixdb import io
+    from vectrixdb.evaluation.golden import load_questions, save_questions
+    from vectrixdb.evaluation.suggest import question_key, suggest_expected
+
+    if io.exists(out):
+        _fail(f"{out} already exists; it may hold checked labels, so it is never written over")
+    try:
+        rows = load_questions(questions)
+        proposals = suggest_expected(_open(name, path), rows, k=k, by=by)
+        labelled = [replace(q, id=question_key(q, i), expected=proposals[question_key(q, i)], draft=True)
+                    for i, q in enumerate(rows)]
+        save_questions([q for q in labelled if q.expected], out)
+    except (FileNotFoundError, FileExistsError, ValueError) as exc:
+        _fail(str(exc))
+    empty = sum(not q.expected for q in labelled)
+    typer.echo(f"wrote {len(labelled) - empty} draft row(s) to {out}" + (f"; {empty} found nothing and were left out" if empty else ""))
+
+
 def main() -> None:  # pragma: no cover
     app()
 

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import IO, Any
 
 _BLOB_URL = re.compile(r"^https://([^./]+)\.blob\.core\.windows\.net/(.+)$")
+_ADDRESS = re.compile(r"^(s3|s3a|gs|gcs|az|abfs|abfss|https?|memory)://\S+$")
 
 
 def is_remote(path: Any) -> bool:
-    return isinstance(path, str) and ("://" in path) and not path.startswith("file://")
+    """An object-store or web address (one token, a known scheme), as opposed to a local path or text."""
+    return isinstance(path, str) and len(path) < 4096 and bool(_ADDRESS.match(path))
 
 
 def _resolve(path: str) -> tuple[str, dict]:

@@ -1,0 +1,37 @@
+"""Helpers the benchmark scripts share: phases in fresh processes, peak memory, versions."""
+from __future__ import annotations
+
+import json
+import platform
+import resource
+import subprocess
+import sys
+from importlib import metadata
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_phase(script: str, *args: str) -> dict:
+    """Run `script --phase ...` in a fresh interpreter, so each phase's peak memory is its own."""
+    done = subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"phase {args} failed:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def versions(*names: str) -> dict:
+    out = {"python": platform.python_version(), "machine": f"{platform.machine()}, {_cores()} cores"}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _cores() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0))

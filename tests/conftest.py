@@ -56,3 +56,46 @@ def require(path: Path) -> Path:
     if not path.exists():
         pytest.fail(f"shared data missing: {path} (set VECTRIXDB_SHARED_DATA)")
     return path
+
+
+@pytest.fixture(scope="session")
+def s3_bucket():
+    """A real S3 API (moto server) on loopback with an empty bucket; yields s3://bucket."""
+    import boto3
+
+    from tests.servers import start_moto
+
+    proc, endpoint = start_moto()
+    env = {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+           "AWS_DEFAULT_REGION": "us-east-1"}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket="golden")
+    yield "s3://golden"
+    proc.terminate()
+    proc.wait(10)
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="session")
+def blob_container(tmp_path_factory):
+    """Azurite's Blob service on loopback with an empty container; yields az://container."""
+    from azure.storage.blob import BlobServiceClient
+
+    from tests.servers import start_azurite
+
+    proc, conn = start_azurite(tmp_path_factory.mktemp("azurite"))
+    old = os.environ.get("AZURE_STORAGE_CONNECTION_STRING")
+    os.environ["AZURE_STORAGE_CONNECTION_STRING"] = conn
+    BlobServiceClient.from_connection_string(conn).create_container("golden")
+    yield "az://golden"
+    proc.terminate()
+    proc.wait(10)
+    if old is None:
+        os.environ.pop("AZURE_STORAGE_CONNECTION_STRING", None)
+    else:
+        os.environ["AZURE_STORAGE_CONNECTION_STRING"] = old

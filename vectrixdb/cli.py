@@ -108,6 +108,29 @@ def golden_label(name: str, questions: str = typer.Option(..., help="questions t
     typer.echo(f"wrote {len(labelled) - empty} draft row(s) to {out}" + (f"; {empty} found nothing and were left out" if empty else ""))
 
 
+@golden_app.command("cutoff")
+def golden_cutoff(name: str, golden: str = typer.Option(..., help="golden file"),
+                  unanswerable: Optional[str] = typer.Option(None, help="text file, one question a line, that the documents do not answer"),
+                  mode: str = typer.Option("dense", help="search mode"),
+                  path: Optional[Path] = typer.Option(None, help="root folder of collections")):
+    """Measure the score below which to decline answering, and print the table."""
+    from vectrixdb import io
+    from vectrixdb.evaluation.cutoff import answer_cutoff, table_text
+    from vectrixdb.evaluation.golden import read_golden
+    from vectrixdb.reading import decode
+
+    try:
+        db = _open(name, path)
+        questions = read_golden(golden, db)
+        outside = []
+        if unanswerable:
+            outside = [line.strip() for line in decode(io.read_bytes(unanswerable), unanswerable).splitlines() if line.strip()]
+        found = answer_cutoff(db, questions, outside, mode=mode)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    typer.echo(table_text(found))
+
+
 def main() -> None:  # pragma: no cover
     app()
 

@@ -1,9 +1,12 @@
 """PDF pages to Markdown with pypdf (BSD licence; PyMuPDF is AGPL and is not used).
 
-pypdf gives each page's text in reading order; a visitor sees every text run with its font, so
-lines set larger than the document's body text, or short bold lines, become Markdown headings
-(`#` for the largest size in the document, then `##`, then `###`). Bullets become `-` items.
-A page with no text layer (a scan) is kept as an empty page with a note and a score of 0.
+Two passes over each page, both pypdf: its layout mode gives lines in reading order with the
+spacing of the page kept, so words are not run together and columns of a table stay apart; a
+plain pass with a visitor sees each text run with its font, so a line set larger than the
+document's body text, or a short bold line, becomes a Markdown heading (`#` for the largest size
+in the document, `##`, `###` below it). Runs of lines split into the same number of cells by wide
+gaps become a Markdown table; bullets become `-` items; an indented line starts a paragraph.
+A page with no text layer (a scan) is kept as an empty page, noted, with a score of 0.
 """
 from __future__ import annotations
 
@@ -14,26 +17,27 @@ from collections import Counter
 
 from vectrixdb.reading import Document, join_pages
 
-_BULLET = re.compile(r"^\s*[•●▪◦‣∙·]\s*")
+_BULLET = re.compile(r"^[•●▪◦‣∙·]\s*")
+_GAP = re.compile(r"\s{3,}")
 
 
 def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
-def _runs(page) -> tuple[str, list[tuple[str, float, bool]]]:
+def _styles(page) -> list[tuple[str, float, bool]]:
     runs: list[tuple[str, float, bool]] = []
 
     def visit(text, cm, tm, font, size):
         text = _collapse(text)
-        if not text:
-            return
-        scale = abs(tm[3] * cm[3]) or abs(tm[0] * cm[0]) or 1.0
-        name = str((font or {}).get("/BaseFont", "")) if hasattr(font, "get") else ""
-        runs.append((text, round(float(size or 0) * scale, 1), "bold" in name.lower() or "black" in name.lower()))
+        if text:
+            scale = abs(tm[3] * cm[3]) or abs(tm[0] * cm[0]) or 1.0
+            name = str(font.get("/BaseFont", "")) if hasattr(font, "get") else ""
+            heavy = any(w in name.lower() for w in ("bold", "black", "heavy", "semibold"))
+            runs.append((text, round(float(size or 0) * scale, 1), heavy))
 
-    text = page.extract_text(visitor_text=visit) or ""
-    return text, runs
+    page.extract_text(visitor_text=visit)
+    return runs
 
 
 def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document:
@@ -48,19 +52,21 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise ValueError(f"{where}: the PDF is encrypted; decrypt it first")
-        pages = [_runs(p) for p in reader.pages]
+        pages = [(p.extract_text(extraction_mode="layout") or "", _styles(p)) for p in reader.pages]
     except PdfReadError as exc:
         raise ValueError(f"{where}: not a readable PDF ({exc})") from None
     except ValueError:
         raise
     except Exception as exc:  # pypdf raises many kinds on broken files
         raise ValueError(f"{where}: not a readable PDF ({type(exc).__name__}: {exc})") from None
+    if not pages:
+        raise ValueError(f"{where}: the PDF has no pages")
     sizes: Counter = Counter()
     for _, runs in pages:
-        for text, size, _bold in runs:
+        for text, size, _heavy in runs:
             sizes[size] += len(text)
     body = sizes.most_common(1)[0][0] if sizes else 0.0
-    heading_sizes = sorted({s for s in sizes if body and s >= body * 1.15}, reverse=True)
+    heading_sizes = sorted({s for s, n in sizes.items() if body and s >= body * 1.15 and n >= 3}, reverse=True)
     level = {s: min(i + 1, 3) for i, s in enumerate(heading_sizes)}
     texts = [_markdown(text, runs, body, level) for text, runs in pages]
     empty = [i + 1 for i, t in enumerate(texts) if not t.strip()]
@@ -70,24 +76,56 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
     return join_pages(doc_id, texts, source, notes)
 
 
-def _markdown(text: str, runs, body: float, level: dict[float, int]) -> str:
+def _heading(line: str, styles: dict, body: float, level: dict) -> str | None:
+    style = styles.get(line)
+    if not style or len(line) > 120 or not any(c.isalpha() for c in line):
+        return None
+    size, heavy = style
+    if size in level:
+        return "#" * level[size] + " " + line
+    if heavy and body and size >= body * 0.95 and len(line) < 80 and not line.endswith((".", ",", ";", ":")):
+        return "#" * min(len(level) + 1, 3) + " " + line
+    return None
+
+
+def _markdown(text: str, runs, body: float, level: dict) -> str:
     styles: dict[str, tuple[float, bool]] = {}
-    for run_text, size, bold in runs:
+    for run_text, size, heavy in runs:
         old = styles.get(run_text)
         if old is None or size > old[0]:
-            styles[run_text] = (size, bold)
-    out = []
-    for line in text.replace("\r\n", "\n").split("\n"):
-        key = _collapse(line)
-        style = styles.get(key)
-        if key and style and len(key) <= 120 and not key.startswith("#"):
-            size, bold = style
-            if size in level:
-                line = "#" * level[size] + " " + key
-            elif bold and body and size >= body * 0.95 and len(key) < 80 and not key.endswith((".", ",", ";")) and any(
-                c.isalpha() for c in key
-            ):
-                line = "#" * (len(level) + 1 if len(level) < 3 else 3) + " " + key
-        line = _BULLET.sub("- ", line)
-        out.append(line.rstrip())
+            styles[run_text] = (size, heavy)
+    out: list[str] = []
+    table: list[list[str]] = []
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        cells = [c for c in _GAP.split(raw.strip()) if c]
+        if len(cells) >= 2 and not _BULLET.match(raw.strip()):
+            table.append(cells)
+            continue
+        _flush(table, out)
+        line = _collapse(raw)
+        if not line:
+            continue
+        heading = _heading(line, styles, body, level)
+        if heading:
+            out += ["", heading, ""]
+        elif _BULLET.match(line):
+            out.append(_BULLET.sub("- ", line))
+        else:
+            if raw[: len(raw) - len(raw.lstrip())].count(" ") >= 3 and out and out[-1]:
+                out.append("")  # an indented line starts a paragraph
+            out.append(line)
+    _flush(table, out)
     return "\n".join(out).strip("\n")
+
+
+def _flush(table: list[list[str]], out: list[str]) -> None:
+    """Two or more lines of cells become a Markdown table; a single one is kept as a line."""
+    if len(table) >= 2:
+        width = max(len(r) for r in table)
+        rows = [r + [""] * (width - len(r)) for r in table]
+        out += ["", "| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows[1:]]
+        out.append("")
+    elif table:
+        out.append(" ".join(table[0]))
+    table.clear()

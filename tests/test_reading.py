@@ -131,3 +131,11 @@ def test_one_ten_megabyte_line(db):
 
     chunks = chunk_document(doc, "fixed", chunk_size=2000, overlap=0)
     assert sum(len(c.text) for c in chunks) >= 9_990_000 and max(len(c.text) for c in chunks) <= 2000
+
+
+def test_two_columns_are_read_one_after_the_other():
+    doc = read(str(require(PDFS / "multicolumn.pdf")))
+    text = " ".join(doc.page_text(1).split())
+    left = text.index("This is a sample document with two columns")
+    assert left < text.index("Lorem ipsum dolor sit amet") < text.index("molestie vitae, placerat a")
+    assert "|" not in doc.page_text(1)

@@ -4,8 +4,9 @@ Two passes over each page, both pypdf: its layout mode gives lines in reading or
 spacing of the page kept, so words are not run together and columns of a table stay apart; a
 plain pass with a visitor sees each text run with its font, so a line set larger than the
 document's body text, or a short bold line, becomes a Markdown heading (`#` for the largest size
-in the document, `##`, `###` below it). Runs of lines split into the same number of cells by wide
-gaps become a Markdown table; bullets become `-` items; an indented line starts a paragraph.
+in the document, `##`, `###` below it). Runs of lines split by wide gaps are either two columns of
+prose (a blank gutter in the middle third: read left column, then right) or a table (a Markdown
+table); bullets become `-` items; an indented line starts a paragraph.
 A page with no text layer (a scan) is kept as an empty page, noted, with a score of 0.
 """
 from __future__ import annotations
@@ -88,6 +89,35 @@ def _heading(line: str, styles: dict, body: float, level: dict) -> str | None:
     return None
 
 
+def _gutter(lines: list[str]) -> int | None:
+    """The character column of a gutter between two columns of prose, if these lines have one:
+    a position in the middle third that is blank on at least 90% of the lines reaching it."""
+    width = max(len(line) for line in lines)
+    reaching = [line for line in lines if len(line) > width * 0.6]
+    if len(lines) < 4 or len(reaching) < len(lines) * 0.6:
+        return None
+    for col in range(int(width * 0.35), int(width * 0.65)):
+        blank = sum(1 for line in reaching if line[col - 1 : col + 2].strip() == "")
+        if blank >= 0.9 * len(reaching):
+            return col
+    return None
+
+
+def _prose(cells: list[str]) -> bool:
+    text = " ".join(cells)
+    return sum(c.isalpha() for c in text) > 0.7 * max(len(text.replace(" ", "")), 1)
+
+
+def _columns(raw_lines: list[str]) -> list[str] | None:
+    """Lines of a two-column page section, read left column first, or None when not columns."""
+    col = _gutter(raw_lines)
+    if col is None or not _prose([c for line in raw_lines for c in _GAP.split(line.strip())]):
+        return None
+    left = [line[:col] for line in raw_lines]
+    right = [line[col:] for line in raw_lines]
+    return [_collapse(x) for x in left + [""] + right]
+
+
 def _markdown(text: str, runs, body: float, level: dict) -> str:
     styles: dict[str, tuple[float, bool]] = {}
     for run_text, size, heavy in runs:
@@ -95,11 +125,11 @@ def _markdown(text: str, runs, body: float, level: dict) -> str:
         if old is None or size > old[0]:
             styles[run_text] = (size, heavy)
     out: list[str] = []
-    table: list[list[str]] = []
+    table: list[str] = []
     for raw in text.replace("\r\n", "\n").split("\n"):
         cells = [c for c in _GAP.split(raw.strip()) if c]
         if len(cells) >= 2 and not _BULLET.match(raw.strip()):
-            table.append(cells)
+            table.append(raw)
             continue
         _flush(table, out)
         line = _collapse(raw)
@@ -118,14 +148,19 @@ def _markdown(text: str, runs, body: float, level: dict) -> str:
     return "\n".join(out).strip("\n")
 
 
-def _flush(table: list[list[str]], out: list[str]) -> None:
-    """Two or more lines of cells become a Markdown table; a single one is kept as a line."""
-    if len(table) >= 2:
-        width = max(len(r) for r in table)
-        rows = [r + [""] * (width - len(r)) for r in table]
+def _flush(table: list[str], out: list[str]) -> None:
+    """Lines split by wide gaps: two columns of prose are read one after the other; otherwise two
+    or more such lines become a Markdown table, and a single one is kept as a line."""
+    columns = _columns(table) if len(table) >= 4 else None
+    if columns is not None:
+        out += ["", *columns, ""]
+    elif len(table) >= 2:
+        cells = [[c for c in _GAP.split(line.strip()) if c] for line in table]
+        width = max(len(r) for r in cells)
+        rows = [r + [""] * (width - len(r)) for r in cells]
         out += ["", "| " + " | ".join(rows[0]) + " |", "|" + " --- |" * width]
         out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows[1:]]
         out.append("")
     elif table:
-        out.append(" ".join(table[0]))
+        out.append(_collapse(table[0]))
     table.clear()

@@ -55,8 +55,6 @@ def main() -> int:
     results["vectrixdb"] = time.perf_counter() - start
     values["vectrixdb"] = {n: float(table[n].mean()) for n in names}
 
-    import ranx
-
     for label in ("ranx_cold", "ranx_warm"):
         start = time.perf_counter()
         r = ranx.evaluate(ranx.Qrels.from_dict(qrels), ranx.Run.from_dict(run),
@@ -64,7 +62,6 @@ def main() -> int:
         results[label] = time.perf_counter() - start
     values["ranx"] = {n: float(r[n]) for n in names}
 
-    import ir_measures
     from ir_measures import RR, P, R, nDCG
 
     start = time.perf_counter()

@@ -9,7 +9,6 @@ sets VECTRIXDB_NOTEBOOK_SMALL=1).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 

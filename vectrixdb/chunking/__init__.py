@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Sequence
 
 from vectrixdb.reading import Document, Page
@@ -98,9 +99,14 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+@lru_cache(maxsize=4)
+def outline_of(markdown: str) -> Outline:
+    return Outline(markdown)
+
+
 def make_chunks(doc: Document, spans: Sequence[tuple[int, int]], parent: Chunk | None = None) -> list[Chunk]:
     """Chunks for spans of doc.markdown, whitespace trimmed from their edges, empty ones dropped."""
-    outline = Outline(doc.markdown)
+    outline = outline_of(doc.markdown)
     out = []
     for s, e in spans:
         s, e = trim(doc.markdown, s, e)

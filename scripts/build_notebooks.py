@@ -1,6 +1,6 @@
 """Write notebooks/*.ipynb from the cell sources below and run them to keep their outputs.
 
-usage: python scripts/build_notebooks.py [--no-run] [NAME ...]
+usage: python scripts/build_notebooks.py [--no-run] [--small] [NAME ...]
 
 The notebooks are the published walk-throughs; each imports only the public API. Running them here
 stores their figures as images in the files. CI runs them again on small data (tests/test_notebooks.py
@@ -174,7 +174,12 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("names", nargs="*")
     parser.add_argument("--no-run", action="store_true")
+    parser.add_argument("--small", action="store_true", help="run on the small data CI uses (the kernel inherits it)")
     args = parser.parse_args()
+    if args.small:
+        import os
+
+        os.environ["VECTRIXDB_NOTEBOOK_SMALL"] = "1"
     for name in args.names or NOTEBOOKS:
         print("wrote", build(name, not args.no_run), flush=True)
     return 0

@@ -102,7 +102,7 @@ def tie_matrix(report, ax=None):
 
     names = [t["name"] for t in report["techniques"]]
     data = np.array([[report["pairs"][a][b] for b in names] for a in names])
-    fig, ax = _figure(ax, figsize=(1 + 0.8 * len(names), 1 + 0.7 * len(names)))
+    fig, ax = _figure(ax, figsize=(2.5 + 0.9 * len(names), 1.5 + 0.7 * len(names)))
     image = ax.imshow(data, cmap="viridis", vmin=0, vmax=1)
     ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
     ax.set_yticks(range(len(names)), names)
@@ -111,6 +111,6 @@ def tie_matrix(report, ax=None):
             ax.text(j, i, f"{data[i, j]:.2f}", ha="center", va="center", color="white" if data[i, j] < 0.5 else "black",
                     fontsize=8)
     fig.colorbar(image, ax=ax, label="p-value (exact McNemar)")
-    ax.set_title("could the difference be luck?")
+    ax.set_title("could the difference be luck?", fontsize=10, pad=8)
     fig.tight_layout()
     return fig

@@ -215,6 +215,7 @@ class Vectrix:
         rows = self.catalog.chunk_rows(keys)
         hits: list[Hit] = []
         seen_parents: set = set()
+        doc_pages: dict[str, list[dict]] = {}
         for key, score in zip(keys, scores):
             row = rows.get(int(key))
             if row is None:
@@ -225,7 +226,9 @@ class Vectrix:
                 if (row["doc_id"], start) in seen_parents:
                     continue
                 seen_parents.add((row["doc_id"], start))
-                pages = tuple(p["number"] for p in self.catalog.pages(row["doc_id"]) if p["start"] < end and start < p["end"])
+                if row["doc_id"] not in doc_pages:  # one catalog read per document, not per hit
+                    doc_pages[row["doc_id"]] = self.catalog.pages(row["doc_id"])
+                pages = tuple(p["number"] for p in doc_pages[row["doc_id"]] if p["start"] < end and start < p["end"])
             hits.append(Hit(row["chunk_id"], row["doc_id"], pages, text, float(score), len(hits) + 1,
                             row["headings"], start, end))
             if len(hits) == k:

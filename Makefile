@@ -1,18 +1,27 @@
 # `make demo` and `make test` set up .venv on first use (CPU torch first, so pip never pulls a CUDA
 # build), then run. Everything they need comes from pyproject.toml and package registries.
+# The demo installs only the package; the tests add the test stack (object stores, a local chat
+# model, Ray, a browser for the dashboard tests).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+BASE := $(VENV)/.base
 STAMP := $(VENV)/.installed
 AZURITE := .cache/azurite/node_modules/.bin/azurite
+# llama.cpp is compiled for a portable x86-64 (not -march=native), so a cached wheel runs anywhere
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
 .PHONY: demo test test-fast install notebooks bench clean
 
-$(STAMP): pyproject.toml
+$(BASE): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e . torch==2.13.0
+	touch $(BASE)
+
+$(STAMP): $(BASE)
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install -q -e '.[test]' torch==2.13.0
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,7 +30,7 @@ $(AZURITE):
 	mkdir -p .cache/azurite
 	npm install --silent --no-audit --no-fund --prefix .cache/azurite azurite@3.35.0
 
-demo: $(STAMP)
+demo: $(BASE)
 	$(PY) scripts/demo.py
 
 test: $(STAMP) $(AZURITE)

@@ -99,3 +99,19 @@ def blob_container(tmp_path_factory):
         os.environ.pop("AZURE_STORAGE_CONNECTION_STRING", None)
     else:
         os.environ["AZURE_STORAGE_CONNECTION_STRING"] = old
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """llama-cpp-python's OpenAI-compatible server with SmolLM2-135M on loopback, started once per
+    run; yields its base URL (…/v1). One that cannot start fails the tests that need it, never skips."""
+    from tests.llama_server import start_llama
+
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    try:
+        proc, base = start_llama(log)
+    except Exception as exc:  # noqa: BLE001 - any reason it did not start is a failure to report
+        pytest.fail(f"the local model server did not start: {exc}")
+    yield base
+    proc.terminate()
+    proc.wait(10)

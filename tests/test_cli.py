@@ -1,5 +1,7 @@
 import json
+import os
 
+import pytest
 from typer.testing import CliRunner
 
 from vectrixdb.cli import app
@@ -25,5 +27,167 @@ def test_add_search_info(tmp_path):
 def test_errors_exit_1_with_a_message(tmp_path):
     done = runner.invoke(app, ["add", "pol", str(tmp_path / "nope.md"), "--path", str(tmp_path)])
     assert done.exit_code == 1 and "no such file" in done.output
+    assert not (tmp_path / "pol").exists()  # a refused first add creates nothing
+    doc = tmp_path / "a.md"
+    doc.write_text("Some text.")
+    assert runner.invoke(app, ["add", "pol", str(doc), "--path", str(tmp_path)]).exit_code == 0
     done = runner.invoke(app, ["search", "pol", "x", "--mode", "fuzzy", "--path", str(tmp_path)])
     assert done.exit_code == 1 and "unknown search mode" in done.output
+
+
+def test_add_takes_every_argument_as_a_file(tmp_path):
+    (tmp_path / "sample").mkdir()
+    for arg, words in (("notes", "notes: no such file"), (str(tmp_path / "sample"), "is a folder"),
+                       ("report.docx", "report.docx: no such file")):
+        done = runner.invoke(app, ["add", "pol", arg, "--path", str(tmp_path / "cols")])
+        assert done.exit_code == 1 and words in done.output and done.exception is not None
+        assert done.output.count("\n") == 1 and done.output.startswith("error: ")
+    assert not (tmp_path / "cols" / "pol").exists()
+
+
+def test_reads_on_a_missing_collection_create_nothing(tmp_path):
+    doc = tmp_path / "a.md"
+    doc.write_text("Some text.")
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps({"question": "what?", "expected": ["a.md"]}) + "\n")
+    root = tmp_path / "cols"
+    assert runner.invoke(app, ["add", "real", str(doc), "--path", str(root)]).exit_code == 0
+    commands = [["search", "ghost", "text"], ["info", "ghost"], ["golden", "cutoff", "ghost", "--golden", str(golden)],
+                ["golden", "check", str(golden), "--collection", "ghost"],
+                ["golden", "label", "ghost", "--questions", str(golden), "--out", str(tmp_path / "out.jsonl")]]
+    for command in commands:
+        done = runner.invoke(app, [*command, "--path", str(root)])
+        assert done.exit_code == 1, (command, done.output)
+        assert f"error: no collection 'ghost' under {root}; existing: real" in done.output, command
+    assert sorted(os.listdir(root)) == ["real"] and not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_corrupt_catalog_is_one_line_naming_the_file(tmp_path):
+    (tmp_path / "pol").mkdir()  # garbage where a catalog should be (no connection to it in this process)
+    (tmp_path / "pol" / "catalog.sqlite").write_bytes(b"garbage " * 1000)
+    done = runner.invoke(app, ["info", "pol", "--path", str(tmp_path)])
+    assert done.exit_code == 1 and "catalog.sqlite" in done.output and "delete the folder" in done.output
+    assert "Traceback" not in done.output and done.output.count("\n") == 1
+
+
+def test_a_bug_keeps_its_traceback(tmp_path, monkeypatch):
+    import vectrixdb.collection
+
+    def broken(self, *a, **kw):
+        raise ValueError("a ValueError from outside vectrixdb's code is a bug")
+
+    doc = tmp_path / "a.md"
+    doc.write_text("Some text.")
+    assert runner.invoke(app, ["add", "pol", str(doc), "--path", str(tmp_path)]).exit_code == 0
+    monkeypatch.setattr(vectrixdb.collection.Vectrix, "info", broken)
+    done = runner.invoke(app, ["info", "pol", "--path", str(tmp_path)])
+    assert isinstance(done.exception, ValueError) and "error:" not in done.output
+    monkeypatch.setattr(vectrixdb.collection.Vectrix, "info", lambda self: 1 / 0)
+    done = runner.invoke(app, ["info", "pol", "--path", str(tmp_path)])
+    assert isinstance(done.exception, ZeroDivisionError)
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory):
+    from vectrixdb import Vectrix
+
+    root = tmp_path_factory.mktemp("guarded")
+    db = Vectrix("pol", path=root)
+    db.add_documents([
+        {"source": "Board minutes: the merger with Northwind closes in March.", "doc_id": "board",
+         "access": {"group": ["board"]}},
+        {"source": "Staff handbook: holidays and sick leave.", "doc_id": "handbook", "access": {"group": ["staff"]}},
+        {"source": "Public notice: branch hours change in March.", "doc_id": "notice"},
+    ], progress=False)
+    return root
+
+
+def test_as_a_principal(guarded, tmp_path):
+    def ids(*extra):
+        done = runner.invoke(app, ["search", "pol", "merger in March", "--json", "-k", "5", "--path", str(guarded),
+                                   "--mode", "hybrid", *extra])
+        assert done.exit_code == 0, done.output
+        return sorted(json.loads(line)["doc_id"] for line in done.output.strip().splitlines())
+
+    assert ids() == ["board", "handbook", "notice"]
+    assert ids("--as", "group=staff") == ["handbook", "notice"]
+    assert ids("--as", "group=staff", "--as", "group=board") == ["board", "handbook", "notice"]
+    assert ids("--as", "region=eu") == ["notice"]
+    done = runner.invoke(app, ["info", "pol", "--as", "group=staff", "--path", str(guarded)])
+    assert done.exit_code == 0 and json.loads(done.output)["documents"] == 2
+    done = runner.invoke(app, ["search", "pol", "merger", "--as", "staff", "--path", str(guarded)])
+    assert done.exit_code == 1 and "attribute=value" in done.output
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps({"question": "When does the merger close?", "expected": ["board"]}) + "\n")
+    owner = runner.invoke(app, ["golden", "check", str(golden), "--collection", "pol", "--path", str(guarded)])
+    staff = runner.invoke(app, ["golden", "check", str(golden), "--collection", "pol", "--as", "group=staff",
+                                "--path", str(guarded)])
+    assert "'board' is not in collection" not in owner.output
+    assert "'board' is not in collection" in staff.output  # as though it were not there
+    done = runner.invoke(app, ["golden", "check", str(golden), "--as", "group=staff"])
+    assert done.exit_code == 1 and "--as needs --collection" in done.output
+
+
+def test_a_command_group_added_later_runs_inside_the_same_handler():
+    import typer
+
+    from vectrixdb.cli import _Commands
+    from vectrixdb.errors import NotFound
+
+    root, extra = typer.Typer(cls=_Commands), typer.Typer()
+
+    @root.callback()
+    def main() -> None:
+        """root"""
+
+    @extra.command()
+    def missing() -> None:
+        raise NotFound("no such thing\nsecond line")
+
+    @extra.command()
+    def other() -> None:
+        """a second command keeps `extra` a group"""
+
+    root.add_typer(extra, name="extra")
+    done = runner.invoke(root, ["extra", "missing"])
+    assert done.exit_code == 1 and done.output == "error: no such thing second line\n"
+
+
+def test_version_help_and_json_everywhere(tmp_path, policies):
+    import json as _json
+
+    from vectrixdb import __version__
+    from vectrixdb.evaluation import Question, save_questions
+
+    runner = CliRunner()
+    assert runner.invoke(app, ["--version"]).output.strip() == f"vectrixdb {__version__}"
+    assert "Usage" in runner.invoke(app, ["-h"]).output and "Usage" in runner.invoke(app, ["golden", "-h"]).output
+    golden = save_questions([Question("Can I defer a loan payment?", None, ["deferment"], "1"),
+                             Question("stolen card", None, ["card-fraud"], "2")], str(tmp_path / "g.jsonl"))
+    checked = _json.loads(runner.invoke(app, ["golden", "check", golden, "--json"]).output)
+    assert checked["ok"] and checked["ready"] == 2
+    cut = runner.invoke(app, ["golden", "cutoff", "test", "--golden", golden, "--json", "--by", "doc",
+                              "--path", str(policies.folder.parent)])
+    assert cut.exit_code == 0 and _json.loads(cut.output)["values"]["by"] == "doc"
+
+
+def test_sweep_heading_flags_and_compare_chunking_lists_every_build(tmp_path):
+    import json as _json
+
+    docs = tmp_path / "d.md"
+    docs.write_text("# Deferment\n\nCustomers in disaster areas can defer loan payments with no late fees.\n")
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "1", "question": "Can I defer a loan payment?", "expected": ["d.md"]}\n')
+    runner = CliRunner()
+    for flag, expect in (("--heading", [True]), ("--no-heading", [False])):
+        done = runner.invoke(app, ["sweep", str(docs), "--golden", str(golden), "--size", "200", flag, "--json"])
+        assert done.exit_code == 0, done.output
+        assert [r["embed_heading"] for r in _json.loads(done.stdout)["tables"]["frame"]["data"]] == expect
+    both = runner.invoke(app, ["sweep", str(docs), "--golden", str(golden), "--size", "200", "--json"])
+    assert sorted(r["embed_heading"] for r in _json.loads(both.stdout)["tables"]["frame"]["data"]) == [False, True]
+    compared = runner.invoke(app, ["compare-chunking", str(docs), "--golden", str(golden), "--technique", "fixed",
+                                   "--technique", "recursive", "--size", "200"])
+    assert compared.exit_code == 0, compared.output
+    lines = compared.output.splitlines()
+    assert sum(line.startswith(("fixed ", "recursive ")) for line in lines) == 4  # every build row
+    assert any("tied with the best" in line for line in lines) and "embedded now" in compared.output

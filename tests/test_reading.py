@@ -139,3 +139,42 @@ def test_two_columns_are_read_one_after_the_other():
     left = text.index("This is a sample document with two columns")
     assert left < text.index("Lorem ipsum dolor sit amet") < text.index("molestie vitae, placerat a")
     assert "|" not in doc.page_text(1)
+
+
+def test_the_rule_between_text_and_a_path(tmp_path, monkeypatch):
+    from vectrixdb.reading import looks_like_path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "README").write_text("a file without a suffix")
+    paths = ["report.docx", "data/sample", "notes.md", "my notes.md", "s3://bucket/key.pdf", "C:\\docs\\a",
+             "README", str(tmp_path)]
+    texts = ["Hello world.", "Revenue grew 5.5 percent", "v2.0", "hello", "a sentence/with a slash and spaces",
+             "two\nlines.md", "x" * 1100 + ".md", ""]
+    assert [p for p in paths if not looks_like_path(p)] == []
+    assert [t for t in texts if looks_like_path(t)] == []
+
+
+def test_reading_refuses_what_it_cannot_read(tmp_path):
+    import os
+
+    from vectrixdb.errors import BadInput, NotFound, Unsupported
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "slides.pptx").write_bytes(b"PK")
+    with pytest.raises(BadInput, match="FIFO"):
+        read(str(tmp_path / "fifo"))  # refused without opening it (that would block)
+    with pytest.raises(BadInput, match="is a folder"):
+        read(tmp_path)
+    with pytest.raises(Unsupported, match="pptx"):
+        read(str(tmp_path / "slides.pptx"))
+    with pytest.raises(NotFound, match="gone.txt: no such file"):
+        read(str(tmp_path / "gone.txt"))
+    with pytest.raises(BadInput, match="not UTF-8"):
+        read(b"\xff\xfe\xfa")
+
+
+def test_a_file_without_a_suffix_is_read_as_text(tmp_path):
+    (tmp_path / "LICENSE").write_text("Permission is hereby granted.")
+    doc = read(tmp_path / "LICENSE")
+    assert doc.doc_id == "LICENSE" and doc.markdown == "Permission is hereby granted."
+    assert read("Plain text.").doc_id == read("Plain text.").doc_id != read("Other text.").doc_id

@@ -1,4 +1,6 @@
 """retrieval_report at every grain: tiny cases worked by hand, any retriever, misses, evaluate."""
+import math
+
 import pytest
 
 from vectrixdb.evaluation import Question, evaluate, retrieval_report
@@ -25,12 +27,27 @@ def test_doc_grain_counts_a_document_once_at_its_best_rank():
     assert r["precision"][2] == 0.5
 
 
-def test_page_grain_ranks_pages_in_the_order_chunks_cover_them():
+def test_page_grain_puts_every_page_a_chunk_covers_at_its_own_rank():
     q = Question("q?", None, ["r.pdf#page=41"], "q")
     r = retrieval_report(fixed(HITS), [q], k=(1, 2, 3), by="page")
-    # units: r.pdf#page=3, r.pdf#page=40, r.pdf#page=41 -> first right at rank 3
-    assert r["recall"] == {1: 0.0, 2: 0.0, 3: 1.0} and r["mrr"] == pytest.approx(1 / 3)
-    assert r.frame.loc["q", "first_right"] == 3
+    # r::1 covers pages 40-41: a hit at its own rank, 2; r::2 (page 41 again) earns nothing more
+    assert r["recall"] == {1: 0.0, 2: 1.0, 3: 1.0} and r["mrr"] == pytest.approx(1 / 2)
+    assert r.frame.loc["q", "first_right"] == 2
+    assert r["precision"][3] == pytest.approx(1 / 3)
+    top = [{"chunk_id": "t::0", "doc_id": "t.pdf", "pages": [3, 4], "text": "x"}]
+    assert retrieval_report(fixed(top), [Question("q?", None, ["t.pdf#page=4"], "q")], k=1, by="page")["recall"] == {1: 1.0}
+
+
+def test_a_chunk_over_two_expected_pages_fills_both_and_ndcg_stays_at_most_one():
+    q = Question("q?", None, ["r.pdf#page=40", "r.pdf#page=41"], "q")
+    r = retrieval_report(fixed(HITS[1:]), [q], k=(1, 2), by="page")
+    assert r["recall"] == {1: 1.0, 2: 1.0} and r["ndcg"] == {1: 1.0, 2: 1.0} and r["precision"][1] == 1.0
+
+
+def test_a_row_expecting_a_document_and_one_of_its_pages_is_scored_on_the_document():
+    q = Question("q?", None, ["r.pdf", "r.pdf#page=41"], "q")
+    r = retrieval_report(fixed(HITS), [q], k=(1,), by="page")
+    assert r["recall"] == {1: 1.0} and r.frame.loc["q", "expected"] == 1
 
 
 def test_page_grain_accepts_a_whole_document_label():
@@ -147,6 +164,118 @@ def test_report_json_and_polars_carry_the_per_question_rows():
     q = Question("q?", None, ["s.pdf"], "q")
     report = retrieval_report(fixed(HITS), [q], k=(1, 2))
     data = json.loads(report.to_json())
-    assert data["kind"] == "retrieval" and data["rows"][0]["id"] == "q" and data["recall"] == {"1": 0.0, "2": 1.0}
+    assert data["kind"] == "retrieval" and data["schema_version"] == 2 and data["status"] == "completed"
+    assert data["tables"]["frame"]["data"][0]["id"] == "q" and data["values"]["recall"] == {"1": 0.0, "2": 1.0}
     assert report.to_polars()["recall@2"].to_list() == [1.0]
     assert "<table>" in report._repr_html_()
+
+
+def test_vecta_levels_by_hand_over_the_chunks_the_ranked_metrics_read():
+    q = Question("q?", None, ["r.pdf#page=41", "r.pdf#page=7", "s.pdf"], "q")
+    r = retrieval_report(fixed(HITS), [q], k=(3,), by="page")
+    # top 3 chunks: r::0 p3, r::1 p40-41, r::2 p41. page level: chunks with an expected page 2/3;
+    # expected pages covered 1/2 (41 yes, 7 no). doc level: {r.pdf} vs {r.pdf, s.pdf} -> P 1, R 1/2
+    page = r["levels"]["page"]
+    assert page["precision"] == pytest.approx(2 / 3) and page["recall"] == 0.5
+    assert page["f1"] == pytest.approx(2 * (2 / 3) * 0.5 / (2 / 3 + 0.5))
+    assert r["levels"]["doc"] == {"precision": 1.0, "recall": 0.5, "f1": pytest.approx(2 / 3)}
+    assert r["levels"]["chunk"] is None
+    assert r.frame.loc["q", "page_precision"] == pytest.approx(2 / 3)
+    # at doc grain the ranked metrics read chunks until the k-th document: k=1 reads r::0..r::2
+    d = retrieval_report(fixed(HITS), [q], k=(1,), by="doc")
+    assert d["levels"]["page"]["precision"] == pytest.approx(2 / 3)
+
+
+def test_each_question_is_asked_once_and_misses_read_that_one_ranking():
+    calls = []
+
+    def target(query):
+        calls.append(query)
+        return [f"n{i}" for i in range(7)] + ["a"]
+
+    r = retrieval_report(target, [Question("q?", None, ["a"], "q")], k=(1, 3, 5))
+    assert calls == ["q?"]
+    assert r["mrr"] == 0.125 and r["depth"] == 100 and "mrr@100" in r.frame.columns
+    assert r["misses"][0]["first_right_rank"] == 8
+
+
+def test_labels_that_do_not_fit_the_grain_are_said_not_scored():
+    no_pages = retrieval_report(fixed(HITS), [Question("q?", None, ["r.pdf"], "q")], k=1, by="page")
+    assert any("no row names a page" in w for w in no_pages["warnings"])
+    no_evidence = retrieval_report(fixed(HITS), [Question("q?", None, ["r.pdf#page=3"], "q")], k=1, by="evidence")
+    assert any("no row has evidence" in w for w in no_evidence["warnings"])
+    no_chunks = retrieval_report(fixed(["r.pdf", "s.pdf"]), [Question("q?", None, ["r.pdf::0"], "q")], k=1, by="chunk")
+    assert no_chunks["recall"] is None and no_chunks["ndcg"] is None and "chunk ids" in no_chunks["reason"]
+    assert "chunk ids" in repr(no_chunks)
+    never = retrieval_report(fixed(["doc-1", "doc-2"]), [Question("q?", None, ["deferment"], "q")], k=1)
+    assert any("'doc-1'" in w and "'deferment'" in w for w in never["warnings"])
+    drafts = retrieval_report(fixed(HITS), [Question("q?", None, ["r.pdf"], "q", draft=True)], k=1)
+    assert any("drafts" in w for w in drafts["warnings"])
+
+
+def test_a_langchain_source_path_is_matched_by_file_name_with_a_note():
+    class Doc:
+        def __init__(self, text, meta):
+            self.page_content, self.metadata = text, meta
+
+    docs = [Doc("x", {"source": "/data/reports/a.pdf", "page": 0}), Doc("y", {"source": "/data/reports/b.pdf"})]
+    r = retrieval_report(fixed(docs), [Question("q?", None, ["b.pdf"], "q")], k=2)
+    assert r["mrr"] == 0.5
+    assert any("'/data/reports/b.pdf' -> 'b.pdf'" in w for w in r["warnings"])
+
+
+def test_graded_relevance_end_to_end_equals_pytrec_eval():
+    import pytrec_eval
+
+    from vectrixdb.evaluation import metric_table
+
+    qs = [Question("one", None, {"a": 2, "b": 1, "c": 0}, "1"), Question("two", None, {"x": 1, "y": 2}, "2")]
+    runs = {"one": ["c", "b", "e", "a"], "two": ["x", "z", "y"]}
+    report = retrieval_report(lambda query: runs[query], qs, k=(1, 3, 5))
+    qrels = {"1": {"a": 2, "b": 1, "c": 0}, "2": {"x": 1, "y": 2}}
+    run = {"1": {d: 10.0 - i for i, d in enumerate(runs["one"])}, "2": {d: 10.0 - i for i, d in enumerate(runs["two"])}}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.3", "ndcg_cut.5"}).evaluate(run)
+    table = metric_table(run, qrels, ["ndcg@3", "ndcg@5"])
+    for qid in qrels:
+        assert report.frame.loc[qid, "ndcg@3"] == pytest.approx(theirs[qid]["ndcg_cut_3"], abs=1e-12)
+        assert report.frame.loc[qid, "ndcg@5"] == pytest.approx(table.loc[qid, "ndcg@5"], abs=1e-12)
+
+
+def test_intervals_on_the_headline_numbers():
+    qs = [Question(f"q{i}", None, ["s.pdf" if i % 2 else "r.pdf"], f"q{i}") for i in range(20)]
+    r = retrieval_report(fixed(HITS), qs, k=(1, 2))
+    low, high = r["ci"]["recall"][1]
+    assert low <= r["recall"][1] <= high and low < high
+    assert r["ci"]["mrr"][0] <= r["mrr"] <= r["ci"]["mrr"][1]
+    assert "ci=" in repr(r)
+    single = retrieval_report(fixed(HITS), qs[:1], k=1)
+    assert single["ci"]["recall"][1] is None  # one question: no interval to speak of
+
+
+def test_one_way_in_a_golden_path_an_int_k_and_the_same_question_names(tmp_path, policies):
+    from vectrixdb.evaluation import answer_cutoff, save_questions
+
+    path = save_questions([Question("defer a loan payment", None, ["deferment"]),
+                           Question("stolen card", None, ["card-fraud"], "card")], str(tmp_path / "g.jsonl"))
+    r = retrieval_report(policies, path, k=2)
+    e = evaluate(policies, path, k=2, progress=False)
+    c = answer_cutoff(policies, path)
+    assert list(r.frame.index) == list(c.frame.index) == [Question("defer a loan payment").key(), "card"]
+    assert r["k"] == e["k"] == [2]
+
+
+def test_load_beir_keeps_the_grades(tmp_path):
+    import json as _json
+
+    from vectrixdb.evaluation import load_beir
+
+    folder = tmp_path / "tiny"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("\n".join(_json.dumps({"_id": d, "title": d, "text": "t"}) for d in "abc") + "\n")
+    (folder / "queries.jsonl").write_text(_json.dumps({"_id": "q1", "text": "which?"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\ta\t2\nq1\tb\t1\nq1\tc\t0\n")
+    data = load_beir(folder, verify=False)
+    (q,) = data.questions
+    assert q.graded() == [("a", 2.0), ("b", 1.0), ("c", 0.0)] and q.labelled
+    report = retrieval_report(lambda query: ["b", "a"], data.questions, k=2)
+    assert report["ndcg"][2] == pytest.approx((1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)))

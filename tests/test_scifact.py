@@ -48,7 +48,7 @@ def cross_check(db, data, mode):
                 assert frame.loc[qid, f"{family}@{k}"] == pytest.approx(theirs[(qid, pattern.format(k))], abs=1e-9)
         p, r = theirs[(qid, "P@10")], theirs[(qid, "R@10")]
         assert frame.loc[qid, "f1@10"] == pytest.approx(2 * p * r / (p + r) if p + r else 0.0, abs=1e-9)
-        assert frame.loc[qid, "mrr"] == pytest.approx(theirs[(qid, "RR")], abs=1e-9)
+        assert frame.loc[qid, "mrr@100"] == pytest.approx(theirs[(qid, "RR")], abs=1e-9)
     aggregate = ir_measures.calc_aggregate(measures, qrels, run)
     assert report["ndcg"][10] == pytest.approx(aggregate[nDCG @ 10], abs=1e-9)
     assert report["recall"][100] == pytest.approx(aggregate[R @ 100], abs=1e-9)

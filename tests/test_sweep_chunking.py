@@ -78,7 +78,9 @@ def test_compare_chunking_plan_ties_and_saved_run(tmp_path):
     assert cost["texts_embedded"] <= cost["unique_texts"]
     assert {s["name"] for s in report["skipped"]} == {"llm", "contextual", "late"}
     saved = json.loads((tmp_path / "chunking" / "runs" / report["run_id"] / "report.json").read_text())
-    assert saved["best"]["name"] == best["name"]
+    assert saved["values"]["best"]["name"] == best["name"]
+    per_question = (tmp_path / "chunking" / "runs" / report["run_id"] / "questions.csv").read_text().splitlines()
+    assert per_question[0].startswith("id,") and len(per_question) == report["questions"] + 1  # outcomes, not builds
     again = compare_chunking(SAMPLE, GOLDEN, budget=400, sizes=[200, 400], progress=False)
     assert again["cost"]["texts_embedded"] == 0  # the second run costs nothing: every text is cached
 
@@ -124,3 +126,28 @@ def test_the_uber_golden_set_is_checked_against_the_pdf():
                 assert normal(quote) in normal(doc.page_text(page)), (q.id, page)
                 if "|" not in quote:  # table cells are ours; prose is checked against pdfplumber too
                     assert normal(quote) in normal(pdf.pages[page - 1].extract_text()), (q.id, page)
+
+
+def test_compare_chunking_with_a_model_decides_by_answered_right(policies):
+    docs = {d["doc_id"]: policies.document(d["doc_id"]) for d in policies.documents()}
+    qs = [Question("Can I defer loan payments after a disaster?", "no late fees", ["deferment"], "1"),
+          Question("Am I liable after reporting a stolen card?", "not liable", ["card-fraud"], "2")]
+    asked = []
+
+    def answer(question, context):
+        asked.append(context)
+        return context  # an extractive reader: the handed text itself
+
+    def judge(metric, question, reference, answer_text, sources):
+        assert metric == "correctness" and sources == [answer_text]
+        return 1.0 if reference in answer_text else 0.0
+
+    report = compare_chunking(docs, qs, budget=40, techniques=["fixed", "recursive"], sizes=[200], headings=[False],
+                              answer=answer, judge=judge, progress=False)
+    assert report["decided_by"] == "answered right" and len(asked) == 4
+    assert all(len(c) <= 40 + 2 for c in asked)  # only the handed characters reach the answer
+    for t in report["techniques"]:  # an extractive reader is right only where the right document was handed
+        assert t["right"] <= t["found"] and t["right"] == report.outcomes[f"{t['name']}/200/plain"].sum()
+    assert "right" in report.frame and report["model"]["outcomes"] == {"ok": 4}
+    with pytest.raises(ValueError, match="both a way to answer and a judge"):
+        compare_chunking(docs, qs, answer=answer, progress=False)

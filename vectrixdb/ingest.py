@@ -12,6 +12,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from vectrixdb.chunking import Chunk, chunk_document
+from vectrixdb.errors import BadInput
 from vectrixdb.policy import check_access
 from vectrixdb.reading import Document, read
 
@@ -44,33 +45,44 @@ def embed_text(chunk: Chunk, embed_heading: bool) -> str:
     return chunk.text
 
 
+_ITEM_KEYS = {"source", "text", "doc_id", "metadata", "access"}
+
+
 def _item(item: Any) -> dict:
+    """One batch item as a dict: {"source": text or path} or {"text": text} (never taken for a
+    path), with doc_id, metadata, access when given. A (source, doc_id) pair works too."""
     if isinstance(item, dict):
-        if "source" not in item:
-            raise ValueError(f"a document given as a dict needs 'source' (text or path): {sorted(item)}")
+        unknown = set(item) - _ITEM_KEYS
+        if unknown:
+            raise BadInput(f"a document given as a dict takes {sorted(_ITEM_KEYS)}, not {sorted(unknown)}")
+        if ("source" in item) == ("text" in item):
+            raise BadInput(f"a document given as a dict needs one of 'source' (text or path) or 'text': {sorted(item)}")
         return item
     if isinstance(item, tuple) and len(item) == 2:
         return {"source": item[0], "doc_id": item[1]}
     return {"source": item}
 
 
-def prepare(db, items: list, chunking: dict, progress: bool) -> list[Prepared]:
+def prepare(db, items: list, chunking: dict, progress: bool, *, max_chars: int | None = None) -> list[Prepared]:
+    """Read, check and chunk every item before anything is stored; the first bad one raises,
+    naming it, and nothing is written."""
     settings = settings_for(db, chunking)
     out, seen = [], set()
     for raw in tqdm(items, desc="reading and chunking", unit="doc", disable=not progress or len(items) < 2):
         item = _item(raw)
-        source = item["source"]
+        as_text = "text" in item
+        source = item["text"] if as_text else item["source"]
         if isinstance(source, str) and not source.strip():
-            raise ValueError("cannot add an empty document (the text is empty or only whitespace)")
-        doc = read(source, doc_id=item.get("doc_id"))
+            raise BadInput("cannot add an empty document (the text is empty or only whitespace)")
+        doc = read(source, doc_id=item.get("doc_id"), as_text=as_text, max_chars=max_chars)
         if doc.doc_id in seen:
-            raise ValueError(f"doc_id {doc.doc_id!r} appears twice in one batch")
+            raise BadInput(f"doc_id {doc.doc_id!r} appears twice in one batch")
         seen.add(doc.doc_id)
         chunks = chunk_document(doc, settings["chunk"], chunk_size=settings["chunk_size"],
                                 overlap=settings["overlap"], embedder=db.embedder())
         metadata = item.get("metadata") or {}
         if not isinstance(metadata, dict):
-            raise ValueError(f"{doc.doc_id}: metadata must be a dict, not {metadata!r}")
+            raise BadInput(f"{doc.doc_id}: metadata must be a dict, not {metadata!r}")
         access = check_access(item.get("access"), f"{doc.doc_id}: access")
         out.append(Prepared(doc, chunks, [embed_text(c, settings["embed_heading"]) for c in chunks],
                             metadata, access, settings))
@@ -91,27 +103,64 @@ def store(db, prepared: list[Prepared], progress: bool) -> list[str]:
                 keys += db.catalog.insert_chunks(p.doc.doc_id, p.chunks, p.embedded)
             for space, vecs in vectors.items():
                 db.catalog.insert_vectors(space, keys, vecs)
-            before = db.catalog.generation()
-            generation = db.catalog.bump()
+            before = db.catalog.state()
+            after = db.catalog.bump()
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        _update_indexes(db, before, generation, removed, keys, vectors)
+        _update_indexes(db, before, after, {space: (removed, keys, vecs) for space, vecs in vectors.items()},
+                        texts_changed=True)
     return [p.doc.doc_id for p in prepared]
 
 
-def _update_indexes(db, before: int, generation: int, removed: list[int], keys: list[int], vectors: dict) -> None:
+def _update_indexes(db, before, after, changes: dict, *, texts_changed: bool) -> None:
+    """Bring every derived index from catalog state `before` to `after` and save it, stamped.
+
+    The writer does this at commit, under the lock, so readers find a saved index that matches the
+    catalog and never rebuild one themselves. It runs after COMMIT, so the batch is stored whatever
+    happens here: an index that cannot be updated or saved (disk full, a folder in the way) is
+    dropped from memory, its file stays stamped with an older state (so the next use rebuilds it
+    from the catalog), and a warning says so rather than an error that reads as a failed batch.
+    changes: space -> (removed keys, added keys, their vectors); texts_changed: chunks came or went.
+    """
+    from vectrixdb.store.keywords import KeywordIndex
     from vectrixdb.store.vectors import VectorIndex
 
-    for space, vecs in vectors.items():
-        index = db._indexes.get(space) or VectorIndex(db.folder, space, db.spaces[space]["dim"])
-        db._indexes[space] = index
-        if index.generation == before:
-            index.update(removed, keys, vecs, generation)
+    for space, info in db.spaces.items():
+        index = db._indexes.pop(space, None) or VectorIndex(db.folder, space, info["dim"])
+        try:
+            removed, keys, vecs = changes.get(space, ([], [], None))
+            if index.state == before or index.load(before):
+                index.update(removed, keys, vecs, after)
+            else:
+                index.build(after, *db.catalog.vectors(space))
+            index.save()
+            db._indexes[space] = index
+        except Exception as exc:
+            _behind(db, f"vector index {space!r}", exc)
+    words = db._keywords or KeywordIndex(db.folder)
+    db._keywords = None
+    try:
+        if not texts_changed and (words.state == before or words.load(before)):
+            words.state = after
         else:
-            index.load(generation, lambda s=space: db.catalog.vectors(s))
-        index.save()
+            words.build(after, *db.catalog.chunk_texts())
+        words.save()
+        db._keywords = words
+    except Exception as exc:
+        _behind(db, "keyword index", exc)
+
+
+def _behind(db, what: str, exc: Exception) -> None:
+    """Say that a committed batch's index could not be brought up to date (it is rebuilt on next use)."""
+    import logging
+    import warnings
+
+    message = (f"collection {db.name!r}: the batch is stored, but its {what} could not be updated "
+               f"({type(exc).__name__}: {exc}); it is rebuilt from the catalog on next use")
+    logging.getLogger("vectrixdb").warning(message)
+    warnings.warn(message, RuntimeWarning, stacklevel=5)
 
 
 def add_space(db, space: str, model: Any, progress: bool) -> int:
@@ -128,15 +177,12 @@ def add_space(db, space: str, model: Any, progress: bool) -> int:
         try:
             db.catalog.insert_vectors(space, keys, vecs)
             db.catalog.set("spaces", {**db.spaces, space: {"model": emb.name, "dim": int(emb.dim)}})
-            before, generation = db.catalog.generation(), db.catalog.bump()
+            before = db.catalog.state()
+            after = db.catalog.bump()
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         db._embedders[space] = emb
-        for other in list(db._indexes.values()):  # nothing else changed: keep them current
-            if other.generation == before:
-                other.generation = generation
-                other.save()
-    db._vector_index(space).save()
+        _update_indexes(db, before, after, {space: ([], keys, vecs)}, texts_changed=False)
     return len(keys)

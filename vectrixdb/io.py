@@ -138,3 +138,15 @@ def replace_atomic(path: str | Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def overwrite_owned(path: str | Path, data: bytes | str) -> None:
+    """Replace a file the library owns and rewrites as it goes (a running evaluation's report.json),
+    never one a person edits: locally in one atomic step, on a store with a single put."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if is_remote(str(path)):
+        fs, inner = filesystem(str(path))
+        fs.pipe(inner, data)
+        return
+    replace_atomic(Path(path).expanduser(), data)

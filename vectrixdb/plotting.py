@@ -16,10 +16,17 @@ def recall_curve(report, ax=None, label: str | None = None, families=("recall", 
     """Recall@k (and nDCG@k, hit rate@k) against k for a retrieval report."""
     fig, ax = _figure(ax)
     ks = report["k"]
+    ci = report.get("ci") or {}
     for family in families:
         values = report.get(family)
         if values:
-            ax.plot(ks, [values[k] for k in ks], marker="o", label=f"{label + ' ' if label else ''}{family}")
+            ys = [values[k] for k in ks]
+            bounds = ci.get(family)
+            if bounds and all(bounds.get(k) for k in ks):
+                err = [[y - bounds[k][0] for y, k in zip(ys, ks)], [bounds[k][1] - y for y, k in zip(ys, ks)]]
+                ax.errorbar(ks, ys, yerr=err, marker="o", capsize=3, label=f"{label + ' ' if label else ''}{family} (95% CI)")
+            else:
+                ax.plot(ks, ys, marker="o", label=f"{label + ' ' if label else ''}{family}")
     ax.set_xlabel("k")
     ax.set_ylabel("score")
     ax.set_ylim(0, 1.02)
@@ -49,9 +56,13 @@ def hit_heatmap(report, ax=None, max_questions: int = 60):
 def setup_comparison(report, ax=None):
     """Quality against median latency for each setup of evaluate(); the three picks are marked."""
     frame = report.frame
-    quality = next(c for c in frame.columns if c.startswith("ndcg@"))
+    quality = next(c for c in frame.columns if c.startswith("ndcg@") and " " not in c)
     fig, ax = _figure(ax, figsize=(7, 4.5))
-    ax.scatter(frame["median_ms"], frame[quality])
+    if f"{quality} low" in frame and frame[f"{quality} low"].notna().all():
+        err = [frame[quality] - frame[f"{quality} low"], frame[f"{quality} high"] - frame[quality]]
+        ax.errorbar(frame["median_ms"], frame[quality], yerr=err, fmt="o", capsize=3, label="setup (95% CI)")
+    else:
+        ax.scatter(frame["median_ms"], frame[quality])
     for _, row in frame.iterrows():
         ax.annotate(f"{row['mode']}/{row['vectors']}/{row['rerank']}", (row["median_ms"], row[quality]), fontsize=7)
     for pick, marker in (("best", "*"), ("fastest_close", "D"), ("best_per_ms", "s")):
@@ -112,5 +123,111 @@ def tie_matrix(report, ax=None):
                     fontsize=8)
     fig.colorbar(image, ax=ax, label="p-value (exact McNemar)")
     ax.set_title("could the difference be luck?", fontsize=10, pad=8)
+    fig.tight_layout()
+    return fig
+
+
+def sweep_plot(report, ax=None):
+    """nDCG at the largest k of every sweep build, best first."""
+    frame = report.frame
+    quality = next(c for c in frame.columns if c.startswith("ndcg@"))
+    labels = [f"{r.chunk}/{r.chunk_size}{'+h' if r.embed_heading else ''} {r.search}" for r in frame.itertuples()]
+    fig, ax = _figure(ax, figsize=(7, 0.35 * len(frame) + 1.5))
+    ax.barh(range(len(frame)), frame[quality])
+    ax.set_yticks(range(len(frame)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(quality)
+    ax.set_title(f"sweep: {len(frame)} builds, {report['questions']} questions")
+    fig.tight_layout()
+    return fig
+
+
+def _interval_bars(ax, names, means, intervals, color=None):
+    import numpy as np
+
+    ys = np.array([np.nan if m is None else m for m in means], dtype=float)
+    low = [0 if c is None or m is None else m - c[0] for m, c in zip(means, intervals)]
+    high = [0 if c is None or m is None else c[1] - m for m, c in zip(means, intervals)]
+    ax.bar(range(len(names)), ys, yerr=[low, high], capsize=4, color=color)
+    ax.set_xticks(range(len(names)), names)
+
+
+def answers_plot(report, ax=None):
+    """Mean judge score per metric with its 95% interval; how many answers each mean is over."""
+    fig, ax = _figure(ax, figsize=(6, 4))
+    names = list(report["metrics"])
+    _interval_bars(ax, names, [report["metrics"][m] for m in names], [report["ci"].get(m) for m in names])
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("mean score (0-1), 95% CI")
+    ax.set_title(f"answers judged by {report['judge'][:40]} (n={report['questions']})", fontsize=10)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    return fig
+
+
+def calibration_plot(report, ax=None):
+    """The judge's score against a person's for each item, with the pass threshold drawn."""
+    fig, ax = _figure(ax, figsize=(5, 5))
+    frame = report.frame.dropna(subset=["judge"])
+    ax.scatter(frame["human"], frame["judge"], alpha=0.7)
+    t = report["threshold"]
+    ax.axvline(t, color="grey", linestyle=":")
+    ax.axhline(t, color="grey", linestyle=":")
+    ax.plot([0, 1], [0, 1], color="black", linewidth=0.8, label="agreement")
+    ax.set_xlim(-0.03, 1.03)
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel("person's score")
+    ax.set_ylabel("judge's score")
+    kappa = report.get("kappa")
+    ax.set_title(f"judge vs people (n={report['scored']}; kappa {kappa:.2f})" if kappa is not None
+                 else f"judge vs people (n={report['scored']})", fontsize=10)
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def evaluation_plot(report, ax=None):
+    """A run_evaluation: F1 at each level and the generation scores, with intervals where there are."""
+    fig, ax = _figure(ax, figsize=(7, 4))
+    names, means, intervals = [], [], []
+    for level, got in (report.get("levels") or {}).items():
+        if got:
+            names.append(f"{level} F1")
+            means.append(got["f1"])
+            intervals.append(None)
+    for metric, value in (report.get("metrics") or {}).items():
+        names.append(metric)
+        means.append(value)
+        intervals.append((report.get("ci") or {}).get(metric))
+    _interval_bars(ax, names, means, intervals)
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("score (0-1)")
+    ax.set_title(f"{report['type']} evaluation{' ' + report['name'] if report.get('name') else ''} "
+                 f"(n={report['questions']})", fontsize=10)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    return fig
+
+
+def experiment_plot(report, ax=None):
+    """B - A for each measure with its 95% interval; filled where the paired test says p < 0.05."""
+    frame = report.frame
+    fig, ax = _figure(ax, figsize=(7, 0.4 * len(frame) + 1.6))
+    ys = range(len(frame))
+    err = [frame["difference"] - frame["ci low"].fillna(frame["difference"]),
+           frame["ci high"].fillna(frame["difference"]) - frame["difference"]]
+    ax.errorbar(frame["difference"], ys, xerr=err, fmt="none", ecolor="grey", capsize=3)
+    significant = frame["p_value"] < 0.05
+    ax.scatter(frame["difference"][significant], [y for y, s in zip(ys, significant) if s], color="tab:red",
+               label="p < 0.05", zorder=3)
+    ax.scatter(frame["difference"][~significant], [y for y, s in zip(ys, significant) if not s], facecolors="none",
+               edgecolors="tab:blue", label="could be luck", zorder=3)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(list(ys), list(frame.index), fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("B - A (95% CI over paired questions)")
+    ax.set_title(f"{report['b']} vs {report['a']} on {report['questions']} questions", fontsize=9)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -7,6 +7,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 MODES = ("dense", "keyword", "hybrid")
+SCORE_KINDS = {"dense": "cosine", "keyword": "bm25", "hybrid": "rrf"}  # what a hit's score is, by mode
 RRF_K = 60  # Cormack, Clarke & Buettcher (2009): score = sum over rankings of 1 / (60 + rank)
 
 
@@ -22,18 +23,27 @@ class Hit:
     start: int = 0
     end: int = 0
     relevance: float | None = None  # the reranker's score, when one ran
+    score_kind: str = "cosine"  # what `score` is: cosine (dense), bm25 (keyword), rrf (hybrid) or rerank
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def check_query(query: Any, k: Any, mode: str) -> None:
+    """A BadInput naming what is wrong with a search's query, k or mode; nothing when all are fine."""
+    from vectrixdb.errors import BadInput
+
     if not isinstance(query, str) or not query.strip():
-        raise ValueError(f"query must be non-empty text, not {query!r}")
+        raise BadInput(f"query must be non-empty text, not {query!r}")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadInput(f"query holds a lone surrogate ({query[exc.start]!r} at character {exc.start}), "
+                       "which is not valid Unicode text") from None
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0:
-        raise ValueError(f"k must be a positive whole number, not {k!r}")
+        raise BadInput(f"k must be a positive whole number, not {k!r}")
     if mode not in MODES:
-        raise ValueError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
+        raise BadInput(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
 
 
 def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:

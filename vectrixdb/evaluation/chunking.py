@@ -13,6 +13,11 @@ ranked by its best build (more found; equal counts go to fewer chunks). Each pai
 best builds gets an exact McNemar test on the questions only one of them found; a technique whose
 gap to the best could be luck (p >= alpha) is marked a tie.
 
+With a model (chat=, or answer= and judge=; evaluation/reader.py), each build's handed characters
+are all the answer may be written from, the answer is judged for correctness against the golden
+reference, and *answered right* decides the ranking and the exact tests; found is kept beside it,
+and the model's calls, tokens, cost and unscorable outcomes are in `report["model"]`.
+
 Cost: every build is chunked first, then the distinct texts of all 36 builds are embedded in one
 batch (through the cache), so overlapping builds never embed a text twice; search is an exact
 cosine over each build's matrix, in memory. The model-backed techniques (LLM cuts, contextual
@@ -26,6 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import Question, split_label
 from vectrixdb.evaluation.labels import normal
 from vectrixdb.evaluation.report import Report
@@ -60,15 +66,27 @@ def collections_of(documents: Any) -> dict[str, list]:
 def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniques: Sequence[str] | None = None,
                      sizes: Sequence[int] | dict | None = None, headings: Sequence[bool] | None = None,
                      save_to: str | None = None, model: Any = None, alpha: float = ALPHA,
-                     progress: bool = True) -> Report:
+                     chat: Any = None, answer: Any = None, judge: Any = None, threshold: float = 0.5,
+                     executor: str = "local", progress: bool = True) -> Report:
+    """See the module docstring. With a model (chat=, or answer= and judge=), each build's answer is
+    written from the characters it handed over alone and judged against the golden reference:
+    answered right decides the ranking and the exact tests, and found is kept beside it.
+    executor="ray" chunks the builds and embeds their distinct texts on a Ray cluster (model calls
+    stay here, behind the writer's one limiter and cache); the outcomes are the same as local."""
     from vectrixdb.chunking import get_chunker
     from vectrixdb.embedding import get_embedder
-    from vectrixdb.evaluation.golden import read_golden
+    from vectrixdb.evaluation.golden import questions_of
+    from vectrixdb.evaluation.report import now
+    from vectrixdb.executors import embed_corpus
 
     if budget <= 0:
-        raise ValueError(f"budget must be a positive number of characters, not {budget}")
+        raise BadInput(f"budget must be a positive number of characters, not {budget}")
+    began = now()
     started = time.perf_counter()
-    questions = [q for q in (read_golden(golden) if isinstance(golden, str) else list(golden)) if q.labelled]
+    questions = [q for q in questions_of(golden) if q.labelled]
+    answer, judge = (answer or chat), (judge or chat)
+    if (answer is None) != (judge is None):
+        raise BadInput("answered right needs both a way to answer and a judge: chat=, or answer= and judge=")
     techniques = list(techniques or TECHNIQUES)
     for t in techniques:
         get_chunker(t)
@@ -76,70 +94,94 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     collections = collections_of(documents)
     assigned = _assign(questions, collections)
     if not assigned:
-        return Report("chunking", {"best": None, "techniques": [], "reason": "no labelled question names a document "
-                                   "these collections hold"}, None)
+        return Report("chunking", {"best": None, "techniques": [], "questions": 0, "reason": "no labelled question "
+                                   "names a document these collections hold"}, None, started=began)
     embedder = get_embedder(model)
     embedded_before, reused_before = getattr(embedder, "embedded", 0), getattr(embedder, "reused", 0)
     plan = [(t, size, h) for t in techniques for size in _sizes(t, sizes) for h in headings]
-    builds = make_builds(collections, plan, embedder, progress)
+    builds = make_builds(collections, plan, embedder, progress, executor, model)
     chunked = time.perf_counter() - started
     unique = list(dict.fromkeys(t for b in builds for texts in b.texts.values() for t in texts))
     index = {t: i for i, t in enumerate(unique)}
     start = time.perf_counter()
-    vectors = embedder.encode(unique, progress=progress)
+    vectors = embed_corpus(unique, embedder, executor=executor, progress=progress)
     embed_s = time.perf_counter() - start
+    embedded_texts = getattr(embedder, "embedded", 0) - embedded_before
+    reused_texts = getattr(embedder, "reused", 0) - reused_before
     qvecs = embedder.encode([q.question for q, _ in assigned])
-    outcomes = {}
+    outcomes, handed = {}, {}
     for b in builds:
         matrices = {name: vectors[[index[t] for t in texts]] for name, texts in b.texts.items()}
-        outcomes[(b.technique, b.size, b.heading)] = [
-            _found(q, collections[name], _hand_over(matrices[name] @ qv, b.spans[name], budget))
-            for (q, name), qv in zip(assigned, qvecs)]
-    values = _rank(builds, outcomes, assigned, alpha)
+        key = (b.technique, b.size, b.heading)
+        handed[key] = [_hand_over(matrices[name] @ qv, b.spans[name], budget) for (q, name), qv in zip(assigned, qvecs)]
+        outcomes[key] = [_found(q, collections[name], h) for (q, name), h in zip(assigned, handed[key])]
+    found = outcomes
+    model_cost = None
+    if answer is not None:
+        outcomes, model_cost = _answered(builds, handed, assigned, collections, answer, judge, threshold, progress)
+    values = _rank(builds, outcomes, assigned, alpha, found)
+    values["decided_by"] = "answered right" if answer is not None else "found"
+    if model_cost is not None:
+        values["model"] = model_cost
     values.update({"questions": len(assigned), "unassigned": len(questions) - len(assigned), "budget": budget,
                    "skipped": SKIPPED, "cost": {
                        "builds": len(builds), "chunks_made": sum(b.chunks for b in builds),
-                       "unique_texts": len(unique), "texts_embedded": getattr(embedder, "embedded", 0) - embedded_before,
-                       "texts_reused": getattr(embedder, "reused", 0) - reused_before,
+                       "unique_texts": len(unique), "texts_embedded": embedded_texts, "texts_reused": reused_texts,
+                       "questions_embedded": getattr(embedder, "embedded", 0) - embedded_before - embedded_texts,
+                       "note": "texts_embedded counts distinct chunk texts the model ran on (the rest came from the "
+                               "cache or repeated within the builds); the semantic chunker's sentences are embedded "
+                               "inside its chunking cells, through the same cache, and are not counted here",
                        "seconds": {"chunking": chunked, "embedding": embed_s, "total": time.perf_counter() - started}}})
     import pandas as pd
 
     frame = pd.DataFrame([{"technique": b.technique, "chunk_size": b.size, "embed_heading": b.heading,
-                           "found": sum(outcomes[(b.technique, b.size, b.heading)]), "chunks": b.chunks}
+                           "found": sum(found[(b.technique, b.size, b.heading)]), "chunks": b.chunks,
+                           **({"right": sum(outcomes[(b.technique, b.size, b.heading)])} if answer is not None else {})}
                           for b in builds])
     frame["found_share"] = frame["found"] / len(assigned)
-    report = Report("chunking", values, frame, plot=_plot)
-    report.outcomes = pd.DataFrame({f"{t}/{s}/{'heading' if h else 'plain'}": v for (t, s, h), v in outcomes.items()},
-                                   index=[q.id or f"q{i + 1}" for i, (q, _) in enumerate(assigned)])
+    if answer is not None:
+        frame["right_share"] = frame["right"] / len(assigned)
+    per_question = pd.DataFrame({f"{t}/{s}/{'heading' if h else 'plain'}": v for (t, s, h), v in outcomes.items()},
+                                index=pd.Index([q.key() for q, _ in assigned], name="id"))
+    report = Report("chunking", values, frame, tables={"outcomes": per_question}, started=began)
     if save_to:
-        from vectrixdb.evaluation.runs import save_run
-
-        report["run_id"] = save_run(report, save_to, "chunking")
+        report.save(save_to)
     return report
 
 
 def make_builds(collections: dict[str, list], plan: list[tuple[str, int, bool]], embedder: Any,
-                progress: bool = False) -> list[Build]:
-    """Chunk every build of the plan: what each chunk hands over and what the embedder sees."""
-    from tqdm.auto import tqdm
+                progress: bool = False, executor: str = "local", model: Any = None) -> list[Build]:
+    """Chunk every build of the plan: what each chunk hands over and what the embedder sees.
+    Each build is a cell (vectrixdb.executors), so builds spread over Ray and are never chunked twice."""
+    from vectrixdb.evaluation.sweep import document_digest
+    from vectrixdb.executors import Cell, portable, run_cells
 
+    digests = (*(document_digest(docs) for docs in collections.values()), str(getattr(embedder, "name", embedder)))
+    cells = [Cell(chunk_cell, {"technique": t, "size": size, "heading": h, "collections": list(collections)},
+                  (collections, portable(embedder)), digests) for t, size, h in plan]
+    built = run_cells(cells, executor, progress=progress, desc="chunking builds")
+    return [Build(t, size, h, {name: [tuple(x) for x in spans] for name, spans in got["spans"].items()}, got["texts"],
+                  got["chunks"]) for (t, size, h), got in zip(plan, built)]
+
+
+def chunk_cell(settings: dict, collections: dict[str, list], model: Any) -> dict:
+    """One build's chunks: per collection, the span each chunk hands over and what the embedder sees."""
     from vectrixdb.chunking import chunk_document
+    from vectrixdb.embedding import get_embedder
     from vectrixdb.ingest import embed_text
 
-    builds = []
-    for t, size, h in tqdm(plan, desc="chunking builds", disable=not progress):
-        build = Build(t, size, h, {}, {})
-        for name, docs in collections.items():
-            spans, texts = [], []
-            for d, doc in enumerate(docs):
-                for c in chunk_document(doc, t, chunk_size=size, embedder=embedder):
-                    handed = c.parent or c
-                    spans.append((d, handed.start, handed.end))
-                    texts.append(embed_text(c, h))
-            build.spans[name], build.texts[name] = spans, texts
-            build.chunks += len(spans)
-        builds.append(build)
-    return builds
+    embedder = get_embedder(model)
+    out: dict[str, Any] = {"spans": {}, "texts": {}, "chunks": 0}
+    for name, docs in collections.items():
+        spans, texts = [], []
+        for d, doc in enumerate(docs):
+            for c in chunk_document(doc, settings["technique"], chunk_size=settings["size"], embedder=embedder):
+                handed = c.parent or c
+                spans.append([d, handed.start, handed.end])
+                texts.append(embed_text(c, settings["heading"]))
+        out["spans"][name], out["texts"][name] = spans, texts
+        out["chunks"] += len(spans)
+    return out
 
 
 def _sizes(technique: str, sizes) -> Sequence[int]:
@@ -209,7 +251,32 @@ def _join(spans: list[tuple[int, int]], md: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in out]
 
 
-def _rank(builds: list[Build], outcomes: dict, assigned: list, alpha: float) -> dict:
+def _answered(builds, handed, assigned, collections, answer, judge, threshold, progress):
+    """answered right per build and question; the model's calls, tokens and cost, and outcomes."""
+    from tqdm.auto import tqdm
+
+    from vectrixdb.evaluation.answers import _model_delta, _model_totals
+    from vectrixdb.evaluation.reader import answered_right
+
+    before = {"answer": _model_totals(answer), "judge": _model_totals(judge)}
+    right, statuses = {}, {}
+    for b in tqdm(builds, desc="answering", disable=not progress):
+        key = (b.technique, b.size, b.heading)
+        row = []
+        for (q, name), spans in zip(assigned, handed[key]):
+            docs = collections[name]
+            context = "\n\n".join(docs[d].markdown[a:c] for d, a, c in spans)
+            ok, status = answered_right(answer, judge, q.question, q.reference, context, threshold)
+            statuses[status] = statuses.get(status, 0) + 1
+            row.append(ok)
+        right[key] = row
+    cost = {"outcomes": statuses, "answer": _model_delta(answer, before["answer"])}
+    if judge is not answer:
+        cost["judge"] = _model_delta(judge, before["judge"])
+    return right, cost
+
+
+def _rank(builds: list[Build], outcomes: dict, assigned: list, alpha: float, found: dict | None = None) -> dict:
     from vectrixdb.evaluation.stats import mcnemar_exact
 
     best_of: dict[str, Build] = {}
@@ -225,13 +292,9 @@ def _rank(builds: list[Build], outcomes: dict, assigned: list, alpha: float) -> 
     rows = []
     for b in order:
         p = pairs[top.technique][b.technique]
-        rows.append({"name": b.technique, "right": sum(got[b.technique]), "of": len(assigned), "chunk_size": b.size,
+        rows.append({"name": b.technique, "right": sum(got[b.technique]),
+                     "found": sum((found or outcomes)[(b.technique, b.size, b.heading)]), "of": len(assigned),
+                     "chunk_size": b.size,
                      "embed_heading": b.heading, "chunks": b.chunks, "p_value": None if b is top else p,
                      "tie": b is not top and p >= alpha})
     return {"best": rows[0], "techniques": rows, "pairs": pairs, "alpha": alpha}
-
-
-def _plot(report, *args, **kwargs):
-    from vectrixdb.plotting import chunking_plot
-
-    return chunking_plot(report, *args, **kwargs)

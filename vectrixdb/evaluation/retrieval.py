@@ -1,35 +1,49 @@
 """retrieval_report and evaluate: how well a retriever finds what your questions expect.
 
-`target` is a Vectrix (its search() is called with the options given) or any callable
-`query -> list` of ids, dicts or hits, so a LangChain or LlamaIndex retriever is one lambda away.
-At by="doc" and by="page", k counts distinct documents or pages (each at the rank of its best
-chunk), so a search returns up to DEPTH_FACTOR times max(k) chunks to fill them.
+`target` is a Vectrix (its search() is called with the options given), a principal's view, or any
+callable `query -> list` of ids, dicts or hits, so a LangChain or LlamaIndex retriever is one
+lambda away. Each question is searched once, `depth` deep (100 by default; at by="doc" three
+times as many chunks, to fill `depth` distinct documents), and everything is read from that one
+ranking: the metrics at each k, the reciprocal rank to `depth` (reported as `mrr`, named
+`mrr@<depth>` in the frame; `report["depth"]` says the depth) and, for a miss, the rank where the
+first right result came after all.
+
+What a report will not do silently: labels that do not fit the grain (by="page" with no page
+labels, by="chunk" on a retriever that returns no chunk ids, by="evidence" with no evidence), a
+run in which no retrieved id ever matches an expected one, and draft rows are each said in
+`report["warnings"]`; by="chunk" without chunk ids is refused (every metric None, with a reason).
+Intervals: recall@k, ndcg@k and mrr carry 95% percentile-bootstrap intervals over questions
+(`report["ci"]`), so two setups whose intervals overlap widely are not told apart by these
+questions.
 """
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import labels as L
-from vectrixdb.evaluation.golden import Question
+from vectrixdb.evaluation.golden import Question, cutoffs, questions_of
 from vectrixdb.evaluation.metrics import Measure, compute, judge
-from vectrixdb.evaluation.report import Report
-from vectrixdb.evaluation.suggest import question_key
+from vectrixdb.evaluation.report import Report, now
+from vectrixdb.evaluation.stats import bootstrap_interval
 
+DEPTH = 100
 DEPTH_FACTOR = 3
-MISS_DEPTH = 100  # how deep to look for the first right result of a question that missed
 FAMILIES = ("recall", "precision", "f1", "ndcg", "hit_rate")
+WITH_CI = ("recall", "ndcg")
 
 
 def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
-    if hasattr(target, "search") and (hasattr(target, "catalog") or hasattr(target, "principal")):
+    if hasattr(target, "search") and hasattr(target, "documents"):
         return lambda query, n: target.search(query, n, **search)  # a Vectrix or a principal's view
     if callable(target):
         if search:
-            raise ValueError(f"search options {sorted(search)} only apply to a Vectrix target")
+            raise BadInput(f"search options {sorted(search)} only apply to a Vectrix target")
         return lambda query, n: target(query)
     invoke = getattr(target, "invoke", None)  # a LangChain retriever object
     if invoke is not None:
@@ -37,53 +51,116 @@ def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
     raise TypeError(f"target must be a Vectrix or a callable query -> results, not {type(target).__name__}")
 
 
-def retrieval_report(target: Any, questions: Iterable[Question], k: Sequence[int] | int = (1, 3, 5, 10),
-                     by: str = "doc", *, save_to: str | None = None, progress: bool = False, **search) -> Report:
-    """recall@k, precision@k, f1@k, ndcg@k, hit_rate@k and MRR over the labelled questions,
-    with a per-question frame, the misses and Vecta's set-based levels. See labels.py for what
-    counts as right at each grain. Questions without labels are counted and left out."""
+def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3, 5, 10),
+                     by: str = "doc", *, depth: int = DEPTH, save_to: str | None = None, progress: bool = False,
+                     confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, **search) -> Report:
+    """recall@k, precision@k, f1@k, ndcg@k, hit_rate@k and mrr (reciprocal rank to `depth`) over the
+    labelled questions (a golden file's path or Questions), with 95% intervals, a per-question
+    frame, the misses, Vecta's set-based levels and warnings. See labels.py for what counts as
+    right at each grain and metrics.py for the definitions."""
     from tqdm.auto import tqdm
 
-    ks = sorted({int(x) for x in ([k] if isinstance(k, int) else k)})
-    if not ks or ks[0] <= 0:
-        raise ValueError(f"k must be positive whole numbers, not {k!r}")
+    started = now()
+    ks = cutoffs(k)
     if by not in L.GRAINS:
-        raise ValueError(f"unknown grain by={by!r}; choose one of {', '.join(L.GRAINS)}")
-    questions = list(questions)
-    scored = [(i, q) for i, q in enumerate(questions) if q.labelled and (by != "chunk" or q.expected)]
-    unlabelled = len(questions) - len(scored)
+        raise BadInput(f"unknown grain by={by!r}; choose one of {', '.join(L.GRAINS)}")
+    depth = max(int(depth), ks[-1])
+    questions = questions_of(questions)
+    scored = [q for q in questions if q.labelled and L.qrel(q, by)]
+    values: dict[str, Any] = {"by": by, "k": ks, "depth": depth, "questions": len(scored),
+                              "unlabelled": len(questions) - len(scored),
+                              "search": {key: str(v) for key, v in search.items()}, "warnings": _label_warnings(scored, by)}
+    if not scored:
+        return _undefined(values, f"no labelled questions to score ({values['unlabelled']} without labels)", started)
     run = _retriever(target, search)
-    depth = ks[-1] * (DEPTH_FACTOR if by in ("doc", "page") else 1)
     results, latency = [], []
-    for _, q in tqdm(scored, desc="searching", unit="q", disable=not progress):
+    for q in tqdm(scored, desc="searching", unit="q", disable=not progress):
         start = time.perf_counter()
-        raw = run(q.question, depth)
+        raw = run(q.question, depth * (DEPTH_FACTOR if by == "doc" else 1))
         latency.append((time.perf_counter() - start) * 1000)
         results.append([L.as_result(r, i + 1) for i, r in enumerate(raw)])
-    values: dict[str, Any] = {"by": by, "k": ks, "questions": len(scored), "unlabelled": unlabelled,
-                              "search": {key: str(v) for key, v in search.items()}}
-    if not scored:
-        values.update({f: None for f in (*FAMILIES, "mrr")})
-        values.update({"misses": [], "levels": None, "reason": f"no labelled questions to score ({unlabelled} without labels)"})
-        return Report("retrieval", values, None)
-    ranked = [L.units(q, res, by) for (_, q), res in zip(scored, results)]
-    judged = judge(ranked, [L.qrel(q, by) for _, q in scored], ks[-1])
-    measures = [Measure(f, x) for f in FAMILIES for x in ks] + [Measure("mrr")]
+    results, notes = _match_file_names(scored, results)
+    values["warnings"] += notes
+    if by == "chunk" and all(r.chunk_id == r.doc_id for res in results for r in res):
+        return _undefined(values, "by='chunk' needs results with chunk ids; this retriever returned document ids only",
+                          started)
+    ranked = [L.units(q, res, by)[:depth] for q, res in zip(scored, results)]
+    judged = judge(ranked, [L.qrel(q, by) for q in scored], depth)
+    measures = [Measure(f, x) for f in FAMILIES for x in ks] + [Measure("mrr", depth)]
     per_q = compute(judged, measures)
+    values["warnings"] += _match_warnings(scored, results, judged, by)
     for family in FAMILIES:
         values[family] = {x: float(per_q[f"{family}@{x}"].mean()) for x in ks}
-    values["mrr"] = float(per_q["mrr"].mean())
+    values["mrr"] = float(per_q[f"mrr@{depth}"].mean())
+    ci = lambda name: bootstrap_interval(per_q[name], confidence, n_resamples, seed)  # noqa: E731
+    values["ci"] = {"confidence": confidence, "method": f"percentile bootstrap over questions, {n_resamples} resamples",
+                    **{f: {x: ci(f"{f}@{x}") for x in ks} for f in WITH_CI}, "mrr": ci(f"mrr@{depth}")}
     values["latency_ms"] = {"median": statistics.median(latency), "p95": float(np.percentile(latency, 95))}
     first = _first_right(judged.found)
-    values["misses"] = _misses(scored, results, ranked, first, run, by)
-    values["levels"] = _mean_levels([L.levels(q, res[: ks[-1]], by) for (_, q), res in zip(scored, results)])
-    frame = _frame(questions, scored, results, per_q, first, latency, by)
-    report = Report("retrieval", values, frame, plot=_plot)
+    read = [L.chunks_read(res, by, ks[-1]) for res in results]
+    per_levels = [L.levels(q, chunks) for q, chunks in zip(scored, read)]
+    values["misses"] = _misses(scored, results, first, ks[-1])
+    values["levels"] = _mean_levels(per_levels)
+    frame = _frame(scored, results, per_q, per_levels, first, latency, by, ks[-1])
+    report = Report("retrieval", values, frame, started=started)
     if save_to:
-        from vectrixdb.evaluation.runs import save_run
-
-        report["run_id"] = save_run(report, save_to, "retrieval")
+        report.save(save_to)
     return report
+
+
+def _undefined(values: dict, reason: str, started: float) -> Report:
+    values.update({f: None for f in (*FAMILIES, "mrr")})
+    values.update({"ci": None, "misses": [], "levels": None, "reason": reason})
+    if reason not in values["warnings"]:
+        values["warnings"].append(reason)
+    return Report("retrieval", values, None, started=started)
+
+
+def _label_warnings(scored: list[Question], by: str) -> list[str]:
+    out = []
+    drafts = sum(q.draft for q in scored)
+    if drafts:
+        out.append(f"{drafts} of {len(scored)} rows are drafts nobody has checked yet; their labels may be wrong")
+    if by == "page" and scored and not any(q.pages for q in scored):
+        out.append("by='page' but no row names a page: every row expects whole documents, so any page of one counts "
+                   "and the figures are document figures at chunk depth")
+    if by == "evidence":
+        without = sum(not q.evidence for q in scored)
+        if without == len(scored) and scored:
+            out.append("by='evidence' but no row has evidence: every row is judged by its pages instead")
+        elif without:
+            out.append(f"{without} of {len(scored)} rows have no evidence and are judged by their pages")
+    return out
+
+
+def _match_file_names(scored: list[Question], results: list[list[L.Result]]) -> tuple[list, list[str]]:
+    """Results that name a document by a path (a LangChain `source`) match an expected id by file name."""
+    expected = {d for q in scored for d in q.documents}
+    renamed: dict[str, str] = {}
+    out = []
+    for res in results:
+        row = []
+        for r in res:
+            name = os.path.basename(r.doc_id.rstrip("/\\"))
+            if r.doc_id not in expected and name != r.doc_id and name in expected:
+                renamed.setdefault(r.doc_id, name)
+                r = r._replace(doc_id=name)
+            row.append(r)
+        out.append(row)
+    if not renamed:
+        return results, []
+    path, name = next(iter(renamed.items()))
+    return out, [f"{len(renamed)} retrieved document name(s) are paths, matched to expected ids by file name "
+                 f"(e.g. {path!r} -> {name!r})"]
+
+
+def _match_warnings(scored, results, judged, by: str) -> list[str]:
+    if judged.found.any() or not any(results):
+        return [] if any(results) else ["the retriever returned nothing for every question"]
+    got = next(r for res in results for r in res)
+    shown = got.doc_id if by in ("doc", "page") else got.chunk_id
+    return [f"no retrieved result matched any expected label over the whole set: the ids may not be the same names "
+            f"(e.g. retrieved {shown!r}, expected {scored[0].expected[0]!r})"]
 
 
 def _first_right(found: np.ndarray) -> list[int | None]:
@@ -91,25 +168,15 @@ def _first_right(found: np.ndarray) -> list[int | None]:
     return [int(row.argmax()) + 1 if row.any() else None for row in rel]
 
 
-def _misses(scored, results, ranked, first, run, by) -> list[dict]:
+def _misses(scored, results, first, k: int) -> list[dict]:
     out = []
-    for (i, q), res, units, rank in zip(scored, results, ranked, first):
-        if rank is not None:
+    for q, res, rank in zip(scored, results, first):
+        if rank is not None and rank <= k:
             continue
-        deeper = None
-        wanted = L.qrel(q, by)
-        try:
-            more = [L.as_result(r, n + 1) for n, r in enumerate(run(q.question, MISS_DEPTH))]
-            for n, unit in enumerate(L.units(q, more, by), start=1):
-                if any(label in wanted for label in (unit if isinstance(unit, tuple) else (unit,))):
-                    deeper = n
-                    break
-        except Exception:  # a callable target may not go deeper; the miss is reported all the same
-            deeper = None
-        out.append({"id": question_key(q, i), "question": q.question, "expected": list(q.expected),
+        out.append({"id": q.key(), "question": q.question, "expected": list(q.expected),
                     "got": [{"doc_id": r.doc_id, "pages": list(r.pages), "score": r.score, "text": r.text[:200]}
                             for r in res[:3]],
-                    "first_right_rank": deeper})
+                    "first_right_rank": rank})
     return out
 
 
@@ -122,45 +189,53 @@ def _mean_levels(rows: list[dict]) -> dict:
     return out
 
 
-def _frame(questions, scored, results, per_q, first, latency, by):
+def _retrieved(results: list, by: str, k: int) -> dict[str, list]:
+    """The ids a question got at its grain (documents at doc grain, at their best chunk's score;
+    chunk ids otherwise), the first k, with the retriever's scores (None where it gave none)."""
+    if by == "doc":
+        best: dict[str, float | None] = {}
+        for r in results:
+            best.setdefault(r.doc_id, r.score)
+        ids = list(best)[:k]
+        return {"retrieved": ids, "scores": [best[d] for d in ids]}
+    return {"retrieved": [r.chunk_id for r in results[:k]], "scores": [r.score for r in results[:k]]}
+
+
+def _frame(scored, results, per_q, per_levels, first, latency, by, k):
     import pandas as pd
 
     rows = []
-    for n, ((i, q), res) in enumerate(zip(scored, results)):
-        rows.append({"id": question_key(q, i), "question": q.question, "grain": L.judged_by(q, by),
+    for n, (q, res) in enumerate(zip(scored, results)):
+        level_cols = {f"{level}_{m}": (per_levels[n][level] or {}).get(m, float("nan")) for level in ("doc", "page", "chunk")
+                      for m in ("precision", "recall", "f1")}
+        rows.append({"id": q.key(), "question": q.question, "grain": L.judged_by(q, by),
                      "expected": len(L.qrel(q, by)), "first_right": first[n], "latency_ms": latency[n],
-                     "retrieved": [r.doc_id if by == "doc" else r.chunk_id for r in res[:10]],
-                     **{name: float(v[n]) for name, v in per_q.items()}})
+                     **_retrieved(res, by, k),
+                     **{name: float(v[n]) for name, v in per_q.items()}, **level_cols})
     return pd.DataFrame(rows).set_index("id")
 
 
-def _plot(report, *args, **kwargs):
-    from vectrixdb.plotting import recall_curve
-
-    return recall_curve(report, *args, **kwargs)
-
-
-def _plot_setups(report, *args, **kwargs):
-    from vectrixdb.plotting import setup_comparison
-
-    return setup_comparison(report, *args, **kwargs)
-
-
-def evaluate(db: Any, questions: Iterable[Question], *, k: Sequence[int] = (1, 3, 5, 10), by: str = "doc",
+def evaluate(db: Any, questions: Any, *, k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
              modes: Sequence[str] = ("dense", "keyword", "hybrid"), rerank: Sequence[Any] = (),
-             vectors: Sequence[str] | None = None, save_to: str | None = None, progress: bool = True) -> Report:
+             vectors: Sequence[str] | None = None, depth: int = DEPTH, save_to: str | None = None,
+             progress: bool = True) -> Report:
     """Every way the collection can be searched, side by side: modes x rerankers (none, plus those
-    given) x the vector spaces it holds, with median and p95 latency per query, and three picks.
+    given) x the vector spaces it holds, with median and p95 latency per query, 95% intervals on
+    nDCG, recall and MRR, and three picks.
 
     The picks, ranked by nDCG at the largest k, then MRR:
     - best: the highest quality; what to ship when latency is not the constraint.
     - fastest_close: the fastest setup within one point (0.01) of the best - a point of nDCG is
       within the noise of a few hundred questions, a several-fold latency gap is not.
     - best_per_ms: the most quality per millisecond of median latency, for a tight budget.
+    Each row's `ci` holds its intervals; where the best's interval overlaps another's, the
+    questions cannot tell the two apart (the report's `warnings` says how many such setups).
     """
     import pandas as pd
 
-    questions = list(questions)
+    started = now()
+    questions = questions_of(questions, db)
+    ks = cutoffs(k)
     spaces = list(vectors) if vectors is not None else sorted(db.spaces)
     setups = []
     for mode in modes:
@@ -168,33 +243,47 @@ def evaluate(db: Any, questions: Iterable[Question], *, k: Sequence[int] = (1, 3
             for rr in [None, *rerank]:
                 setups.append({"mode": mode, "vectors": space if mode != "keyword" else None, "rerank": rr})
     rows, reports = [], []
-    ks = sorted(k)
+    quality, top = f"ndcg@{ks[-1]}", ks[-1]
     for setup in setups:
         options = {key: v for key, v in setup.items() if v is not None}
-        rep = retrieval_report(db, questions, ks, by, progress=progress, **options)
+        rep = retrieval_report(db, questions, ks, by, depth=depth, progress=progress, **options)
         reports.append(rep)
-        if rep["questions"] == 0:
-            return Report("evaluate", {"setups": len(setups), "best": None, "reason": rep["reason"]}, None)
+        if rep["ndcg"] is None:
+            return Report("evaluate", {"by": by, "k": ks, "questions": rep["questions"], "setups": len(setups),
+                                       "best": None, "reason": rep["reason"], "warnings": rep["warnings"]},
+                          None, started=started)
+        ci = rep["ci"]
         rows.append({"mode": setup["mode"], "vectors": setup["vectors"] or "-", "rerank": _name(setup["rerank"]),
-                     f"ndcg@{ks[-1]}": rep["ndcg"][ks[-1]], "mrr": rep["mrr"], f"recall@{ks[-1]}": rep["recall"][ks[-1]],
-                     f"recall@{ks[0]}": rep["recall"][ks[0]], "median_ms": rep["latency_ms"]["median"],
-                     "p95_ms": rep["latency_ms"]["p95"]})
+                     quality: rep["ndcg"][top], f"{quality} low": _end(ci["ndcg"][top], 0),
+                     f"{quality} high": _end(ci["ndcg"][top], 1), "mrr": rep["mrr"],
+                     "mrr low": _end(ci["mrr"], 0), "mrr high": _end(ci["mrr"], 1),
+                     f"recall@{top}": rep["recall"][top], f"recall@{top} low": _end(ci["recall"][top], 0),
+                     f"recall@{top} high": _end(ci["recall"][top], 1), f"recall@{ks[0]}": rep["recall"][ks[0]],
+                     "median_ms": rep["latency_ms"]["median"], "p95_ms": rep["latency_ms"]["p95"]})
     frame = pd.DataFrame(rows)
-    quality = f"ndcg@{ks[-1]}"
     frame = frame.sort_values([quality, "mrr", "median_ms"], ascending=[False, False, True]).reset_index(drop=True)
     best = frame.iloc[0]
     close = frame[frame[quality] >= best[quality] - 0.01].sort_values("median_ms").iloc[0]
     per_ms = frame.assign(q_per_ms=frame[quality] / frame["median_ms"].clip(lower=1e-3)).sort_values(
         "q_per_ms", ascending=False).iloc[0]
     pick = lambda row: {c: (row[c].item() if hasattr(row[c], "item") else row[c]) for c in frame.columns}  # noqa: E731
-    values = {"by": by, "k": ks, "questions": reports[0]["questions"], "setups": len(setups),
-              "best": pick(best), "fastest_close": pick(close), "best_per_ms": pick(per_ms)}
-    report = Report("evaluate", values, frame, plot=_plot_setups)
+    warnings = list(dict.fromkeys(w for rep in reports for w in rep["warnings"]))
+    low = best[f"{quality} low"]
+    within = int((frame[f"{quality} high"].iloc[1:] >= low).sum()) if low is not None else 0
+    if within:
+        warnings.append(f"{within} other setup(s) have {quality} intervals reaching the best's: these questions "
+                        "cannot tell them apart")
+    values = {"by": by, "k": ks, "depth": max(depth, top), "questions": reports[0]["questions"],
+              "setups": len(setups), "best": pick(best), "fastest_close": pick(close), "best_per_ms": pick(per_ms),
+              "warnings": warnings}
+    report = Report("evaluate", values, frame, started=started)
     if save_to:
-        from vectrixdb.evaluation.runs import save_run
-
-        report["run_id"] = save_run(report, save_to, "retrieval")
+        report.save(save_to)
     return report
+
+
+def _end(interval: list[float] | None, side: int) -> float | None:
+    return None if interval is None else interval[side]
 
 
 def _name(rerank: Any) -> str:

@@ -1,77 +1,159 @@
-"""Saved runs: `<folder>/<kind>/runs/<id>/report.json` plus the per-question table as CSV.
+"""Saved runs: `<folder>/<kind's folder>/runs/<id>/report.json` plus the per-question table as CSV.
 
 The folder may be local, s3:// or an Azure Blob address. A run id is the UTC time and a random
-suffix; a run is written once and never over another.
+suffix; a run is written once and never over another (Report.save). Which folder a kind lives in
+is the report registry's business (report.KINDS): retrieval reports, evaluate() tables and
+cut-offs under retrieval/, chunking comparisons under chunking/, sweeps under sweeps/.
 """
 from __future__ import annotations
 
-import io as _io
 import json
-import secrets
-import time
 from typing import Any
 
 from vectrixdb import io
-from vectrixdb.evaluation.report import Report
-
-KINDS = ("retrieval", "chunking")
-
-
-def new_run_id() -> str:
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(3)
+from vectrixdb.errors import NotFound
+from vectrixdb.evaluation.report import KINDS, Report, kind_of, load_report
 
 
-def save_run(report: Report, folder: str, kind: str = "retrieval") -> str:
-    if kind not in KINDS:
-        raise ValueError(f"unknown run kind {kind!r}; one of {KINDS}")
-    run_id = new_run_id()
-    base = io.join(folder, kind, "runs", run_id)
-    body = json.loads(report.to_json())
-    body.pop("rows", None)
-    body.update({"run_id": run_id, "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-    if report.frame is not None:
-        buffer = _io.StringIO()
-        report.frame.to_csv(buffer)
-        io.write_new(io.join(base, "questions.csv"), buffer.getvalue())
-    io.write_new(io.join(base, "report.json"), json.dumps(body, indent=2, ensure_ascii=False) + "\n")
-    return run_id
+def save_run(report: Report, folder: str, kind: str | None = None) -> str:
+    """Report.save under another name (kept for callers of the first version)."""
+    if kind is not None:
+        kind_of(kind)
+    return report.save(folder)
 
 
-def list_runs(folder: str, kind: str = "retrieval"):
-    """The saved runs of one kind, newest first, as a DataFrame of their headline figures."""
+def _folders(kind: str | None) -> list[str]:
+    if kind is None:
+        return sorted({k.folder for k in KINDS.values()})
+    spec = KINDS.get(kind)
+    return [spec.folder] if spec else [kind]  # a kind or a folder name
+
+
+def list_runs(folder: str, kind: str | None = None):
+    """The saved runs (of one kind or folder, or all), newest first, as a DataFrame: run id, kind,
+    status, started, duration, question count and the headline figures."""
     import pandas as pd
 
     rows = []
-    for run_id in reversed(io.listdir(io.join(folder, kind, "runs"))):
-        path = io.join(folder, kind, "runs", run_id, "report.json")
-        if not io.exists(path):
-            continue
-        data = json.loads(io.read_bytes(path))
-        rows.append({"run_id": run_id, "saved": data.get("saved"), "kind": data.get("kind"),
-                     "questions": data.get("questions"), "by": data.get("by"), **_headline(data)})
-    return pd.DataFrame(rows)
+    for sub in _folders(kind):
+        for run_id in io.listdir(io.join(folder, sub, "runs")):
+            path = io.join(folder, sub, "runs", run_id, "report.json")
+            if not io.exists(path):
+                continue
+            data = json.loads(io.read_bytes(path))
+            if kind in KINDS and data.get("kind") != kind:
+                continue
+            status, _ = effective_status(data)
+            rows.append({"run_id": run_id, "type": _type(data), "kind": data.get("kind"), "status": status,
+                         "name": data.get("name"), "started": data.get("started"), "duration_s": data.get("duration_s"),
+                         "questions": data.get("questions"), **_headline(data.get("values", {}))})
+    frame = pd.DataFrame(rows)
+    return frame.sort_values("run_id", ascending=False).reset_index(drop=True) if rows else frame
 
 
-def _headline(data: dict) -> dict[str, Any]:
-    out = {}
+TYPES = {"retrieval": "Retrieval", "evaluate": "Retrieval", "cutoff": "Retrieval", "sweep": "Chunking",
+         "chunking": "Chunking", "answers": "Generation", "calibration": "Generation", "experiment": "Experiment"}
+
+
+def _type(data: dict) -> str | None:
+    """The badge a run shows: Retrieval, Generation, RAG, Chunking (or Experiment)."""
+    if data.get("kind") == "evaluation":
+        return (data.get("values") or {}).get("type")
+    return TYPES.get(data.get("kind"))
+
+
+def _headline(values: dict) -> dict[str, Any]:
+    out: dict[str, Any] = {"by": values.get("by")} if values.get("by") else {}
+    levels = values.get("levels") or {}
+    for level in ("chunk", "page", "doc"):
+        if isinstance(levels.get(level), dict):
+            out[f"{level}_f1"] = levels[level].get("f1")
+    for metric in ("accuracy", "groundedness"):
+        if isinstance(values.get("metrics"), dict) and metric in values["metrics"]:
+            out[metric] = values["metrics"][metric]
     for family in ("recall", "ndcg"):
-        values = data.get(family)
-        if isinstance(values, dict) and values:
-            last = max(values, key=lambda x: int(x))
-            out[f"{family}@{last}"] = values[last]
-    if "mrr" in data:
-        out["mrr"] = data["mrr"]
-    if data.get("best") is not None:
-        out["best"] = json.dumps(data["best"]) if isinstance(data["best"], dict) else data["best"]
+        got = values.get(family)
+        if isinstance(got, dict) and got:
+            last = max(got, key=lambda x: int(x))
+            out[f"{family}@{last}"] = got[last]
+    if values.get("mrr") is not None:
+        out[f"mrr@{values.get('depth')}" if values.get("depth") else "mrr"] = values["mrr"]
+    if values.get("best") is not None:
+        out["best"] = json.dumps(values["best"]) if isinstance(values["best"], dict) else values["best"]
     return out
 
 
-def load_run(folder: str, run_id: str, kind: str = "retrieval") -> Report:
-    import pandas as pd
+def load_run(folder: str, run_id: str, kind: str | None = None) -> Report:
+    """A saved run as the Report it was (values, frame, extra tables, meta)."""
+    if "/" in run_id or "\\" in run_id or run_id in ("", ".", ".."):
+        raise NotFound(f"{run_id!r} is not a run id")
+    for sub in _folders(kind):
+        path = io.join(folder, sub, "runs", run_id, "report.json")
+        if io.exists(path):
+            report = load_report(path)
+            report.meta["status"], error = effective_status(report.meta)
+            if error:
+                report.meta["error"] = error
+            return report
+    raise NotFound(f"no run {run_id!r} under {folder}")
 
-    base = io.join(folder, kind, "runs", run_id)
-    data = json.loads(io.read_bytes(io.join(base, "report.json")))
-    frame = None
-    if io.exists(io.join(base, "questions.csv")):
-        frame = pd.read_csv(_io.BytesIO(io.read_bytes(io.join(base, "questions.csv"))), index_col=0)
-    return Report(data.pop("kind", kind), data, frame)
+
+STALE_SECONDS = 15 * 60  # a run on another machine with no sign of life for this long has died
+
+
+class LiveRun:
+    """A run saved as it goes: `pending` when created, `running` with the results reached so far
+    after each question, then `completed` or `failed` (with the error). report.json is rewritten in
+    one step each time (it is the library's own file). It records the process and a heartbeat, so a
+    run whose process died is shown as failed, not running forever."""
+
+    def __init__(self, folder: str, kind: str, name: str | None = None):
+        import os
+        import socket
+
+        spec = kind_of(kind)
+        self.run_id = Report.new_run_id()
+        self.path = io.join(folder, spec.folder, "runs", self.run_id, "report.json")
+        self.extra = {"name": name, "pid": os.getpid(), "host": socket.gethostname()}
+        self.kind = kind
+        self.write(Report(kind, {"questions": 0}, None), "pending")
+
+    def write(self, report: Report, status: str, error: str | None = None) -> None:
+        import time
+
+        report["run_id"] = self.run_id
+        report.meta.update({**self.extra, "run_id": self.run_id, "status": status, "heartbeat": time.time()})
+        if error is not None:
+            report.meta["error"] = error
+        io.overwrite_owned(self.path, report.to_json() + "\n")
+
+
+def effective_status(data: dict) -> tuple[str | None, str | None]:
+    """(status, error) as a reader should see them: a pending or running run whose process is gone
+    (same machine) or silent for STALE_SECONDS (another machine) has failed."""
+    import os
+    import socket
+    import time
+
+    status, error = data.get("status"), data.get("error")
+    if status not in ("pending", "running"):
+        return status, error
+    pid, host = data.get("pid"), data.get("host")
+    if host == socket.gethostname() and isinstance(pid, int) and not _alive(pid):
+        return "failed", f"the process that ran it (pid {pid}) ended without finishing"
+    beat = data.get("heartbeat")
+    if isinstance(beat, (int, float)) and time.time() - beat > STALE_SECONDS:
+        return "failed", f"no sign of life for {int(time.time() - beat)} s; its process has stopped"
+    return status, error
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -6,7 +6,12 @@ what one line cannot say: an id or a question used twice, no question ready at a
 still unlabelled, and, given a collection, documents or pages it does not hold.
 
 Errors stop a run; notes do not (template rows waiting for a question, unchecked drafts,
-documents the collection lacks).
+documents the collection lacks, a page label that a whole-document label of the same row makes
+redundant). Given a collection, each evidence quote must be on the page(s) its row expects in the
+collection's kept Markdown (whitespace, case and Markdown marks folded); one that is not is an
+error, since the evidence grain would then score the row against words that are not there.
+Nothing in a file can crash the check: deep nesting, huge numbers, keys given twice, malformed
+Bedrock rows are each a finding on their line.
 """
 from __future__ import annotations
 
@@ -17,7 +22,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from vectrixdb.evaluation.golden import Question, from_bedrock, is_bedrock, iter_rows, split_label
+from vectrixdb.evaluation.golden import (Question, bedrock_problems, from_bedrock, is_bedrock, iter_rows, parse_row,
+                                         split_label)
 
 
 @lru_cache(maxsize=1)
@@ -66,12 +72,12 @@ class GoldenCheck:
         return f"GoldenCheck(ok={self.ok}, ready={self.ready}, errors={len(self.errors)}, notes={len(self.notes)})"
 
 
-def _is_template(row: dict) -> bool:
+def is_template(row: dict) -> bool:
     """A row whose fields are all empty: a skeleton waiting for somebody to fill it in."""
     return all(v in ("", None, [], {}) for k, v in row.items() if k not in ("id", "draft"))
 
 
-def _schema_findings(row: dict, line: int) -> list[Finding]:
+def schema_findings(row: dict, line: int) -> list[Finding]:
     from jsonschema import Draft202012Validator
 
     known = list(schema()["properties"])
@@ -91,9 +97,32 @@ def _schema_findings(row: dict, line: int) -> list[Finding]:
         elif err.validator == "pattern" and where == "expected":
             out.append(Finding(line, "expected", "error",
                                f"{err.instance!r} is not a document id or doc_id#page=N with N from 1"))
+        elif where == "expected" and err.validator == "oneOf":
+            out.append(Finding(line, "expected", "error", _expected_message(row["expected"])))
         else:
             out.append(Finding(line, str(where) if where is not None else None, "error", err.message))
     return out
+
+
+def _expected_message(value: Any) -> str:
+    """Why `expected` fails its two shapes (a list of labels, or an object of label: grade)."""
+    import re
+
+    label = re.compile(schema()["properties"]["expected"]["oneOf"][0]["items"]["pattern"])
+    if isinstance(value, list):
+        if not value:
+            return "'expected' is empty"
+        bad = [v for v in value if not isinstance(v, str) or not label.match(v)]
+        return f"{bad[0]!r} is not a document id or doc_id#page=N with N from 1"
+    if isinstance(value, dict):
+        if not value:
+            return "'expected' is empty"
+        for name, grade in value.items():
+            if not label.match(name):
+                return f"{name!r} is not a document id or doc_id#page=N with N from 1"
+            if isinstance(grade, bool) or not isinstance(grade, (int, float)) or grade < 0:
+                return f"the grade of {name!r} must be a number from 0, not {grade!r}"
+    return f"must be a list of document ids or an object of id: grade, not {type(value).__name__}"
 
 
 def check_golden(path: str, db: Any = None) -> GoldenCheck:
@@ -107,21 +136,27 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
     for line, text in iter_rows(str(path), undecodable):
         check.rows += 1
         try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            check.findings.append(Finding(line, None, "error", f"not JSON ({exc.msg} at column {exc.colno})"))
+            row = parse_row(text)
+        except ValueError as exc:
+            check.findings.append(Finding(line, None, "error", str(exc)))
             continue
+        duplicates = getattr(row, "duplicates", ())
+        check.findings += [Finding(line, key, "error", f"{key!r} is given twice in this row; only the last would count")
+                           for key in duplicates]
         if is_bedrock(row):
             bedrock += 1
-            questions.append(from_bedrock(row, line))
+            problems = bedrock_problems(row)
+            check.findings += [Finding(line, where, "error", message) for where, message in problems]
+            if not problems:
+                questions.append(from_bedrock(row, line))
             continue
         if not isinstance(row, dict):
             check.findings.append(Finding(line, None, "error", f"a line must be a JSON object, not {type(row).__name__}"))
             continue
-        if _is_template(row):
+        if is_template(row):
             check.findings.append(Finding(line, "question", "note", "template row still waiting for a question"))
             continue
-        found = _schema_findings(row, line)
+        found = schema_findings(row, line)
         check.findings += found
         if row.get("draft") is True:
             check.findings.append(Finding(line, "draft", "note", "draft: not yet checked by a person"))
@@ -138,9 +173,10 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
             else:
                 texts[key] = line
         if not found:
-            questions.append(Question(row["question"], row.get("reference"), row["expected"],
-                                      None if qid is None else str(qid), row.get("evidence", ()), row.get("hint"),
-                                      bool(row.get("draft", False)), line=line))
+            q = Question(row["question"], row.get("reference"), row["expected"], None if qid is None else str(qid),
+                         row.get("evidence", ()), row.get("hint"), bool(row.get("draft", False)), line=line)
+            check.findings += _row_notes(q)
+            questions.append(q)
     if bedrock:
         check.findings.append(Finding(None, None, "error",
                                       f"{bedrock} row(s) are a Bedrock prompt dataset with no document labels; label "
@@ -155,10 +191,73 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
         check.findings.append(Finding(None, None, "error", "the file has no rows"))
     if db is not None:
         check.findings += _collection_notes(ready, db)
+        check.findings += _evidence_findings(ready, db)
     check.findings.sort(key=lambda f: (f.line or 0, f.severity != "error"))
     if check.ok:
         check.golden = ready
     return check
+
+
+def _row_notes(q: Question) -> list[Finding]:
+    """What one row says that cannot count: no relevant grade, page labels under a whole document."""
+    out = []
+    if not q.labelled:
+        out.append(Finding(q.line, "expected", "note", "no entry has a grade above 0, so the row cannot be scored"))
+    whole = {label for label in q.expected if split_label(label)[1] is None}
+    for label in q.expected:
+        doc, page = split_label(label)
+        if page is not None and doc in whole:
+            out.append(Finding(q.line, "expected", "note",
+                               f"{label!r} adds nothing: the row also expects the whole document {doc!r}, which any "
+                               "of its pages satisfies; the row is scored on the whole document"))
+    return out
+
+
+def _evidence_findings(questions: list[Question], db) -> list[Finding]:
+    """Each quote must be in the kept Markdown of the pages (or documents) its row expects."""
+    from vectrixdb.evaluation.labels import normal
+
+    held = {d["doc_id"] for d in db.documents()}
+    kept: dict[str, Any] = {}
+    out = []
+    for q in questions:
+        if not q.evidence:
+            continue
+        texts = []
+        for doc, pages in _expected_pages(q).items():
+            if doc not in held:
+                continue
+            if doc not in kept:
+                kept[doc] = db.document(doc)
+            document = kept[doc]
+            if pages is None:
+                texts.append(normal(document.markdown))
+                continue
+            spans = [(p.start, p.end) for p in document.pages if p.number in pages]
+            texts += [normal(document.markdown[a:b]) for a, b in spans]
+            if spans:  # a quote that runs over from one expected page to the next
+                texts.append(normal(document.markdown[min(a for a, _ in spans):max(b for _, b in spans)]))
+        if not texts:
+            continue
+        for quote in q.evidence:
+            if not any(normal(quote) in t for t in texts):
+                where = ", ".join(q.expected)
+                out.append(Finding(q.line, "evidence", "error",
+                                   f"{quote[:80]!r} is not on {where} in the collection's text (whitespace and case "
+                                   "folded); copy it word for word from the page, or fix expected"))
+    return out
+
+
+def _expected_pages(q: Question) -> dict[str, set[int] | None]:
+    """doc -> the pages the row expects of it, None when it expects the whole document."""
+    out: dict[str, set[int] | None] = {}
+    for label in q.expected:
+        doc, page = split_label(label)
+        if page is None:
+            out[doc] = None
+        elif out.get(doc, set()) is not None:
+            out.setdefault(doc, set()).add(page)
+    return out
 
 
 def _collection_notes(questions: list[Question], db) -> list[Finding]:
@@ -172,7 +271,7 @@ def _collection_notes(questions: list[Question], db) -> list[Finding]:
                 continue
             if page is not None:
                 if pages[doc] is None:
-                    pages[doc] = len(db.catalog.pages(doc))
+                    pages[doc] = len(db.document(doc).pages)
                 if page > pages[doc]:
                     out.append(Finding(q.line, "expected", "note", f"{doc!r} has {pages[doc]} pages, not page {page}"))
     return out

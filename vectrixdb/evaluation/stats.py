@@ -1,4 +1,4 @@
-"""Exact tests for comparing two systems on the same questions."""
+"""Exact tests for comparing two systems on the same questions, and intervals on means over questions."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -17,3 +17,22 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict[str, float | int
     n = a_only + b_only
     p = 1.0 if n == 0 else float(binomtest(a_only, n, 0.5, alternative="two-sided").pvalue)
     return {"a_only": a_only, "b_only": b_only, "p_value": p}
+
+
+def bootstrap_interval(values, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> list[float] | None:
+    """Percentile-bootstrap interval of a mean over questions (scipy.stats.bootstrap, resampling
+    questions with replacement); None for fewer than two questions, where it means nothing.
+    Batched so that 100,000 questions never hold more than ~5 million resampled values at once."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    data = np.asarray(values, dtype=float)
+    if len(data) < 2:
+        return None
+    if np.all(data == data[0]):
+        return [float(data[0]), float(data[0])]
+    result = bootstrap((data,), np.mean, vectorized=True, confidence_level=confidence, n_resamples=n_resamples,
+                       method="percentile", batch=max(1, 5_000_000 // len(data)),
+                       random_state=np.random.default_rng(seed))
+    low, high = result.confidence_interval
+    return [float(low), float(high)]

@@ -6,31 +6,32 @@ a person keeps the right proposals.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from pathlib import Path
+from typing import Any
 
+from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import Question
 
 
-def question_key(q: Question, position: int) -> str:
-    """A question's id, or `q<line or position>` for rows without one (Bedrock rows have none)."""
-    return q.id or f"q{q.line if q.line is not None else position + 1}"
-
-
-def suggest_expected(db: Any, questions: Iterable[Question], *, k: int = 3, by: str = "doc",
+def suggest_expected(db: Any, questions: Any, *, k: int = 3, by: str = "doc",
                      relative: float = 0.8, **search) -> dict[str, list[str]]:
     """{question id: proposed expected entries}, best first; by="page" proposes `doc#page=N`.
 
     Searches (dense by default) with the reference answer, or the question when there is none,
     and keeps up to `k` hits scoring at least `relative` times the best one: a second document is
     proposed only when it matches the answer nearly as well as the first. Changes nothing."""
+    from vectrixdb.evaluation.golden import load_questions
+
     if by not in ("doc", "page"):
-        raise ValueError(f"by must be 'doc' or 'page', not {by!r}")
+        raise BadInput(f"by must be 'doc' or 'page', not {by!r}")
     search.setdefault("mode", "dense")
+    # unlabelled rows are what this is for, so a file is loaded, not held to check_golden
+    questions = load_questions(str(questions)) if isinstance(questions, (str, Path)) else list(questions)
     out: dict[str, list[str]] = {}
-    for i, q in enumerate(questions):
+    for q in questions:
         text = (q.reference or q.question or "").strip()
         if not text:
-            out[question_key(q, i)] = []
+            out[q.key()] = []
             continue
         labels: list[str] = []
         hits = db.search(text, k, **search)
@@ -39,7 +40,7 @@ def suggest_expected(db: Any, questions: Iterable[Question], *, k: int = 3, by: 
                 continue
             entries = [f"{hit.doc_id}#page={p}" for p in hit.pages] if by == "page" else [hit.doc_id]
             labels += [e for e in entries if e not in labels]
-        out[question_key(q, i)] = labels
+        out[q.key()] = labels
     return out
 
 
@@ -47,10 +48,10 @@ def suggest_with_passages(db: Any, questions: list[Question], *, k: int = 3, **s
     """For the review widget: each question with its proposals and the passage that matched."""
     search.setdefault("mode", "dense")
     rows = []
-    for i, q in enumerate(questions):
+    for q in questions:
         text = (q.reference or q.question or "").strip()
         hits = db.search(text, k, **search) if text else []
-        rows.append({"key": question_key(q, i), "question": q,
+        rows.append({"key": q.key(), "question": q,
                      "suggestions": [{"label": h.doc_id, "pages": h.pages, "text": h.text, "score": h.score}
                                      for h in hits]})
     return rows

@@ -11,9 +11,8 @@ import itertools
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
-from vectrixdb.evaluation.golden import Question
 from vectrixdb.evaluation.report import Report
 
 
@@ -28,41 +27,72 @@ def read_documents(documents: Any) -> list:
     return [read(str(p) if isinstance(p, Path) else p) for p in documents]
 
 
-def sweep(documents: Any, questions: Iterable[Question], *, chunk: Sequence[str] = ("recursive",),
+def sweep(documents: Any, questions: Any, *, chunk: Sequence[str] = ("recursive",),
           chunk_size: Sequence[int] = (1000,), embed_heading: Sequence[bool] = (False,),
-          search: Sequence[dict] = ({"mode": "dense"},), k: Sequence[int] = (1, 3, 5, 10), by: str = "doc",
-          model: Any = None, progress: bool = True) -> Report:
+          search: Sequence[dict] = ({"mode": "dense"},), k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
+          model: Any = None, executor: str = "local", progress: bool = True) -> Report:
+    """Build every (chunk, chunk_size, embed_heading) in a scratch folder and ask every question with
+    each search setting. Each build is a cell (vectrixdb.executors): executor="ray" spreads them over
+    a Ray cluster with the same rows, and a sweep that stopped redoes only the builds it had not
+    finished. build_s and median_search_ms are measured where the build ran."""
     import pandas as pd
-    from tqdm.auto import tqdm
 
-    from vectrixdb.collection import Vectrix
-    from vectrixdb.evaluation.retrieval import retrieval_report
+    from vectrixdb.embedding import get_embedder
+    from vectrixdb.evaluation.golden import cutoffs, questions_of
+    from vectrixdb.evaluation.report import now
+    from vectrixdb.executors import Cell, digest, run_cells
 
-    questions = [q for q in questions]
+    started = now()
+    questions = questions_of(questions)
     if not any(q.labelled for q in questions):
-        return Report("sweep", {"best": None, "reason": "no labelled questions", "rows": 0}, None)
+        return Report("sweep", {"best": None, "reason": "no labelled questions", "rows": 0, "questions": 0}, None,
+                      started=started)
     docs = read_documents(documents)
-    ks = sorted(k)
-    grid = list(itertools.product(chunk, chunk_size, embed_heading))
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="vectrixdb-sweep-") as scratch:
-        for i, (technique, size, heading) in enumerate(tqdm(grid, desc="builds", disable=not progress)):
-            db = Vectrix(f"build-{i}", path=scratch, model=model)
-            start = time.perf_counter()
-            db.add_documents(docs, chunk=technique, chunk_size=size, embed_heading=heading, progress=False)
-            build_s = time.perf_counter() - start
-            chunks = db.info()["chunks"]
-            for options in search:
-                rep = retrieval_report(db, questions, ks, by, **options)
-                rows.append({"chunk": technique, "chunk_size": size, "embed_heading": heading,
-                             "search": _label(options), f"ndcg@{ks[-1]}": rep["ndcg"][ks[-1]], "mrr": rep["mrr"],
-                             **{f"recall@{x}": rep["recall"][x] for x in ks}, "chunks": chunks,
-                             "build_s": build_s, "median_search_ms": rep["latency_ms"]["median"]})
-    frame = pd.DataFrame(rows).sort_values([f"ndcg@{ks[-1]}", "mrr", "median_search_ms"],
+    ks = cutoffs(k)
+    name = getattr(get_embedder(model), "name", str(model)) if model is not None else None
+    inputs, digests = (docs, questions, model), (document_digest(docs), digest([q.to_json() for q in questions]),
+                                                 str(name))
+    cells = [Cell(build_cell, {"chunk": t, "chunk_size": size, "embed_heading": h, "search": list(search), "k": ks,
+                               "by": by}, inputs, digests)
+             for t, size, h in itertools.product(chunk, chunk_size, embed_heading)]
+    rows = [row for built in run_cells(cells, executor, progress=progress, desc="builds") for row in built]
+    mrr = next(c for c in rows[0] if c.startswith("mrr@"))
+    frame = pd.DataFrame(rows).sort_values([f"ndcg@{ks[-1]}", mrr, "median_search_ms"],
                                            ascending=[False, False, True]).reset_index(drop=True)
     best = {c: (v.item() if hasattr(v, "item") else v) for c, v in frame.iloc[0].items()}
     values = {"best": best, "rows": len(frame), "questions": sum(q.labelled for q in questions), "k": ks, "by": by}
-    return Report("sweep", values, frame)
+    return Report("sweep", values, frame, started=started)
+
+
+def document_digest(docs: list) -> str:
+    from vectrixdb.executors import digest
+
+    return digest([[d.doc_id, d.markdown, [[p.number, p.start, p.end, list(p.flags), p.score] for p in d.pages]]
+                   for d in docs])
+
+
+def build_cell(settings: dict, docs: list, questions: list, model: Any) -> list[dict]:
+    """One build of a sweep, in a scratch folder: its rows, one per search setting."""
+    from vectrixdb.collection import Vectrix
+    from vectrixdb.evaluation.retrieval import retrieval_report
+
+    ks, by = settings["k"], settings["by"]
+    with tempfile.TemporaryDirectory(prefix="vectrixdb-sweep-") as scratch:
+        db = Vectrix("build", path=scratch, model=model)
+        start = time.perf_counter()
+        db.add_documents(docs, chunk=settings["chunk"], chunk_size=settings["chunk_size"],
+                         embed_heading=settings["embed_heading"], progress=False)
+        build_s = time.perf_counter() - start
+        chunks = db.info()["chunks"]
+        rows = []
+        for options in settings["search"]:
+            rep = retrieval_report(db, questions, ks, by, **options)
+            rows.append({"chunk": settings["chunk"], "chunk_size": settings["chunk_size"],
+                         "embed_heading": settings["embed_heading"], "search": _label(options),
+                         f"ndcg@{ks[-1]}": rep["ndcg"][ks[-1]], f"mrr@{rep['depth']}": rep["mrr"],
+                         **{f"recall@{x}": rep["recall"][x] for x in ks}, "chunks": chunks,
+                         "build_s": build_s, "median_search_ms": rep["latency_ms"]["median"]})
+    return rows
 
 
 def _label(options: dict) -> str:

@@ -1,8 +1,18 @@
-"""The SQLite catalog: settings, documents with their kept Markdown and pages, chunks, vectors."""
+"""The SQLite catalog: settings, documents with their kept Markdown and pages, chunks, vectors.
+
+The catalog is the truth; the usearch and bm25s files are derived from it and stamped with the
+catalog's State: its identity (a random id made with the catalog), its generation and the random
+token of its last commit. A stamp that is not exactly the current State is never trusted, so a
+catalog that was reset, or an older backup put back and written to again, rebuilds its indexes
+instead of loading files that describe other text.
+"""
 from __future__ import annotations
 
+import hashlib
 import json
+import secrets
 import sqlite3
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -26,6 +36,27 @@ CREATE TABLE IF NOT EXISTS vectors (
 """
 
 
+@dataclass(frozen=True)
+class State:
+    """Which catalog, at which commit: what a derived file must be stamped with to be trusted."""
+
+    catalog: str
+    generation: int
+    commit: str
+
+    def stamp(self, **extra: Any) -> bytes:
+        """The JSON stamp a derived file is saved with: this state plus what the file needs checked."""
+        return json.dumps({**asdict(self), **extra}, sort_keys=True).encode()
+
+    def matches(self, stamp: dict) -> bool:
+        return all(stamp.get(k) == v for k, v in asdict(self).items())
+
+
+def digest(data: bytes) -> str:
+    """Checksum of a derived file's bytes, recorded in its stamp and checked before it is loaded."""
+    return hashlib.sha256(data).hexdigest()
+
+
 class Catalog:
     def __init__(self, path: Path):
         self.path = path
@@ -33,6 +64,13 @@ class Catalog:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.executescript(SCHEMA)
+        if self.get("identity") is None:  # written once, with the catalog (or an older one's first open)
+            try:
+                self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('identity', ?)",
+                                  (json.dumps(secrets.token_hex(16)),))
+            except sqlite3.OperationalError:  # read-only: trust no saved index rather than refuse to open
+                pass
+        self.identity: str = self.get("identity") or f"unrecorded-{secrets.token_hex(16)}"
 
     # settings ---------------------------------------------------------------------------------
     def get(self, key: str, default: Any = None) -> Any:
@@ -45,10 +83,17 @@ class Catalog:
     def generation(self) -> int:
         return self.get("generation", 0)
 
-    def bump(self) -> int:
+    def state(self) -> State:
+        """The catalog's identity, generation and last commit token, read in one statement."""
+        rows = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'commit')"))
+        return State(self.identity, json.loads(rows.get("generation", "0")), json.loads(rows.get("commit", '""')))
+
+    def bump(self) -> State:
+        """Move to the next generation with a fresh commit token (inside the writer's transaction)."""
         gen = self.generation() + 1
         self.set("generation", gen)
-        return gen
+        self.set("commit", secrets.token_hex(8))
+        return self.state()
 
     # writes (inside a transaction the caller holds) ------------------------------------------
     def delete_document(self, doc_id: str) -> list[int]:
@@ -157,3 +202,20 @@ class Catalog:
         one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
         return {"documents": one("SELECT count(*) FROM documents"), "pages": one("SELECT count(*) FROM pages"),
                 "chunks": one("SELECT count(*) FROM chunks")}
+
+    def chunk_listing(self, doc_ids: Iterable[str] | None = None) -> list[dict]:
+        """Every chunk (of `doc_ids`, else of all documents) in document order, with its span, pages,
+        headings and parent-section span; read by Vectrix.chunks (the question writer's passages)."""
+        sql = ('SELECT chunk_id, doc_id, ord, start, "end", pages, headings, parent_start, parent_end '
+               "FROM chunks{} ORDER BY doc_id, ord")
+        if doc_ids is None:
+            rows = self.conn.execute(sql.format("")).fetchall()
+        else:
+            doc_ids, rows = list(doc_ids), []
+            for i in range(0, len(doc_ids), 500):
+                part = doc_ids[i : i + 500]
+                rows += self.conn.execute(sql.format(f" WHERE doc_id IN ({','.join('?' * len(part))})"), part).fetchall()
+            rows.sort(key=lambda r: (r[1], r[2]))
+        return [{"chunk_id": c, "doc_id": d, "ord": o, "start": s, "end": e, "pages": tuple(json.loads(p)),
+                 "headings": tuple(json.loads(h)), "parent": (ps, pe) if ps is not None else None}
+                for c, d, o, s, e, p, h, ps, pe in rows]

@@ -1,16 +1,25 @@
 """Keyword search with bm25s (Lucene's BM25 variant, k1=1.5, b=0.75), English stop words removed.
 
-The index is derived from the catalog: it is rebuilt when the catalog's generation moves on and
-saved stamped with that generation, so the next process loads it instead of rebuilding.
+The index is derived from the catalog. The writer builds it at commit and saves it in the folder
+`keywords/` (bm25s's files, the chunk keys and stamp.json); readers load that folder when its stamp
+names the catalog's current State and every file's SHA-256 matches, else rebuild it in memory.
+A save writes a fresh folder and swaps it in with renames, so a reader sees the old or the new
+folder, and a killed writer leaves at most a hidden temporary folder that the next save removes.
 No stemmer by default: on SciFact that reproduces the published bm25s figure (nDCG@10 0.66).
 """
 from __future__ import annotations
 
 import json
+import logging
 import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from vectrixdb.store.catalog import State, digest
+
+log = logging.getLogger("vectrixdb")
 
 
 def tokenize(texts: list[str], stemmer=None):
@@ -19,45 +28,106 @@ def tokenize(texts: list[str], stemmer=None):
     return bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
 
 
+def _remove(path: Path) -> None:
+    """Delete a folder or file of ours, whichever it is now, if it is there."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
 class KeywordIndex:
     def __init__(self, folder: Path):
         self.folder = folder / "keywords"
-        self.generation = -1
+        self.state: State | None = None  # the catalog state the index in memory reflects
         self.model = None
         self.keys = np.zeros(0, np.uint64)
 
-    def load(self, generation: int, rebuild) -> None:
+    def __repr__(self) -> str:
+        return f"KeywordIndex({self.folder})"
+
+    @property
+    def generation(self) -> int:
+        return self.state.generation if self.state else -1
+
+    def load(self, state: State) -> bool:
+        """Load the saved index if it is stamped with `state` and intact; False (and why, logged) if not."""
+        problem = self._read(state)
+        if problem:
+            log.log(logging.INFO if problem.startswith("behind") else logging.WARNING,
+                    "%s: %s; rebuilding it from the catalog", self.folder, problem)
+            return False
+        return True
+
+    def _read(self, state: State) -> str | None:
         import bm25s
 
-        if self.generation == generation:
-            return
         try:
             stamp = json.loads((self.folder / "stamp.json").read_text())
-        except (OSError, ValueError):
-            stamp = {}
-        if stamp.get("generation") == generation:
-            self.model = bm25s.BM25.load(str(self.folder / "bm25"))
-            self.keys = np.load(self.folder / "keys.npy")
-        else:
-            keys, texts = rebuild()
-            self.keys = np.array(keys, dtype=np.uint64)
-            self.model = None
-            if texts:
-                self.model = bm25s.BM25()
-                self.model.index(tokenize(texts), show_progress=False)
-            self._save(generation)
-        self.generation = generation
+        except FileNotFoundError:
+            return "behind (no stamp)" if not self.folder.exists() else "its stamp is missing"
+        except (OSError, ValueError) as exc:
+            return f"its stamp is unreadable ({exc})"
+        if not isinstance(stamp, dict) or stamp.get("catalog") != state.catalog:
+            return "it belongs to another catalog (or its stamp is damaged)"
+        if not state.matches(stamp):
+            return f"behind (stamped generation {stamp.get('generation')}, catalog at {state.generation})"
+        files, empty = stamp.get("files"), stamp.get("empty")
+        if not isinstance(files, dict) or "keys.npy" not in files or empty not in (True, False) or (
+                empty == any(name.startswith("bm25/") for name in files)):
+            return "its stamp does not list its files"
+        for name, expected in files.items():
+            try:
+                data = (self.folder / name).read_bytes()
+            except OSError as exc:
+                return f"{name} is unreadable ({exc})"
+            if digest(data) != expected:
+                return f"the checksum of {name} does not match its stamp (truncated or garbled)"
+        try:
+            keys = np.load(self.folder / "keys.npy")
+            model = None if stamp["empty"] else bm25s.BM25.load(str(self.folder / "bm25"), show_progress=False)
+        except Exception as exc:  # the bytes are what was saved, so this is a bm25s/version mismatch
+            return f"bm25s could not load it ({exc})"
+        if model is not None and int(model.scores["num_docs"]) != len(keys):
+            return f"it indexes {model.scores['num_docs']} chunks for {len(keys)} keys"
+        self.model, self.keys, self.state = model, keys.astype(np.uint64), state
+        return None
 
-    def _save(self, generation: int) -> None:
-        tmp = self.folder.with_name("keywords.tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        if self.model is not None:
-            self.model.save(str(tmp / "bm25"))
-        np.save(tmp / "keys.npy", self.keys)
-        (tmp / "stamp.json").write_text(json.dumps({"generation": generation if self.model is not None else -1}))
-        shutil.rmtree(self.folder, ignore_errors=True)
-        tmp.rename(self.folder)
+    def build(self, state: State, keys: list[int], texts: list[str]) -> None:
+        """Index `texts` (one per chunk key) in memory, as of catalog `state`."""
+        import bm25s
+
+        self.state = None
+        self.keys = np.array(keys, dtype=np.uint64)
+        self.model = None
+        if texts:
+            self.model = bm25s.BM25()
+            self.model.index(tokenize(texts), show_progress=False)
+        self.state = state
+
+    def save(self) -> None:
+        """Write the index to a fresh folder, stamp it last, and swap it in; the caller holds the lock."""
+        if self.state is None:
+            raise RuntimeError(f"{self}: nothing consistent to save")
+        parent = self.folder.parent
+        for stale in parent.glob(".keywords.*"):  # left by a killed writer
+            _remove(stale)
+        tmp = Path(tempfile.mkdtemp(dir=parent, prefix=".keywords.", suffix=".tmp"))
+        try:
+            if self.model is not None:
+                self.model.save(str(tmp / "bm25"), show_progress=False)
+            np.save(tmp / "keys.npy", self.keys)
+            files = {p.relative_to(tmp).as_posix(): digest(p.read_bytes())
+                     for p in sorted(tmp.rglob("*")) if p.is_file()}
+            (tmp / "stamp.json").write_bytes(self.state.stamp(files=files, empty=self.model is None))
+            old = tmp.with_suffix(".old")
+            if self.folder.exists() or self.folder.is_symlink():
+                self.folder.rename(old)
+            tmp.rename(self.folder)
+        except BaseException:
+            _remove(tmp)
+            raise
+        _remove(old)
 
     def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(keys, BM25 scores) best first; documents sharing no term with the query are left out."""

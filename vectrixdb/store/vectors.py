@@ -1,17 +1,26 @@
-"""One usearch index per named vector space, saved beside the catalog and stamped with its generation.
+"""One usearch index per named vector space, saved beside the catalog and stamped with its State.
 
 Vectors are unit length, so cosine similarity is the inner product. Collections up to
 EXACT_LIMIT vectors are searched exactly (a brute-force matrix product is both faster and exact at
 that size); larger ones use usearch's HNSW graph.
+
+The file is derived from the catalog, so it is only trusted when its stamp (vectors.<space>.json)
+names the catalog's current State and the SHA-256 of the file's bytes matches: the bytes are read
+and checked first and only then handed to usearch, because a garbled file can crash the process
+inside usearch's loader. Anything else is rebuilt from the catalog, with a logged note.
 """
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
 
+from vectrixdb.store.catalog import State, digest
+
 EXACT_LIMIT = 20_000
+log = logging.getLogger("vectrixdb")
 
 
 class VectorIndex:
@@ -22,39 +31,81 @@ class VectorIndex:
         self.stamp_path = folder / f"vectors.{space}.json"
         self.dim = dim
         self.index = Index(ndim=dim, metric="ip", dtype="f32", connectivity=16, expansion_add=128, expansion_search=128)
-        self.generation = -1
+        self.state: State | None = None  # the catalog state the vectors in memory reflect
 
-    def load(self, generation: int, rebuild) -> None:
-        """Use the saved file when it is stamped with `generation`, else rebuild from `rebuild()`."""
-        if self.generation == generation:
-            return
+    def __repr__(self) -> str:
+        return f"VectorIndex({self.path.name})"
+
+    @property
+    def generation(self) -> int:
+        return self.state.generation if self.state else -1
+
+    def load(self, state: State) -> bool:
+        """Load the saved file if it is stamped with `state` and intact; False (and why, logged) if not."""
+        problem = self._read(state)
+        if problem:
+            log.log(logging.INFO if problem.startswith("behind") else logging.WARNING,
+                    "%s: %s; rebuilding it from the catalog", self.path, problem)
+            return False
+        return True
+
+    def _read(self, state: State) -> str | None:
         try:
             stamp = json.loads(self.stamp_path.read_text())
-        except (OSError, ValueError):
-            stamp = {}
+        except FileNotFoundError:
+            return "behind (no stamp)" if not self.path.exists() else "its stamp is missing"
+        except (OSError, ValueError) as exc:
+            return f"its stamp is unreadable ({exc})"
+        if not isinstance(stamp, dict) or stamp.get("catalog") != state.catalog:
+            return "it belongs to another catalog (or its stamp is damaged)"
+        if not state.matches(stamp):
+            return f"behind (stamped generation {stamp.get('generation')}, catalog at {state.generation})"
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            return f"unreadable ({exc})"
+        if digest(data) != stamp.get("sha256") or stamp.get("dim") != self.dim:
+            return "its checksum does not match its stamp (truncated or garbled)"
         self.index.reset()
-        if stamp.get("generation") == generation and self.path.exists():
-            self.index.load(str(self.path))
-        else:
-            keys, vecs = rebuild()
-            if len(keys):
-                self.index.add(keys, vecs)
-        self.generation = generation
+        try:
+            self.index.load(data)
+        except Exception as exc:  # the bytes are what was saved, so this is a usearch/version mismatch
+            self.index.reset()
+            return f"usearch could not load it ({exc})"
+        if len(self.index) != stamp.get("count"):
+            self.index.reset()
+            return f"it holds {len(self.index)} vectors, its stamp says {stamp.get('count')}"
+        self.state = state
+        return None
 
-    def update(self, remove: list[int], keys: list[int], vecs: np.ndarray, generation: int) -> None:
+    def build(self, state: State, keys: np.ndarray, vecs: np.ndarray) -> None:
+        """Index every vector of the space afresh, as of catalog `state`."""
+        self.state = None
+        self.index.reset()
+        if len(keys):
+            self.index.add(np.asarray(keys, dtype=np.uint64), np.asarray(vecs, dtype=np.float32))
+        self.state = state
+
+    def update(self, remove: list[int], keys: list[int], vecs: np.ndarray | None, state: State) -> None:
+        """Apply one committed batch to the vectors in memory (they must be at the state before it)."""
+        self.state = None  # half-applied is not any state
         if remove:
             self.index.remove(np.array(remove, dtype=np.uint64))
-        if len(keys):
+        if len(keys) and vecs is not None:
             self.index.add(np.array(keys, dtype=np.uint64), np.asarray(vecs, dtype=np.float32))
-        self.generation = generation
+        self.state = state
 
     def save(self) -> None:
+        """Write the file, then its stamp (each replaced in one step); the caller holds the lock."""
         from vectrixdb.io import replace_atomic
 
-        tmp = self.path.with_suffix(".tmp")
-        self.index.save(str(tmp))
-        tmp.replace(self.path)
-        replace_atomic(self.stamp_path, json.dumps({"generation": self.generation}).encode())
+        if self.state is None:
+            raise RuntimeError(f"{self}: nothing consistent to save")
+        for stale in self.path.parent.glob(f".{self.path.name}.*.tmp"):  # left by a killed writer
+            stale.unlink(missing_ok=True)
+        data = bytes(self.index.save())
+        replace_atomic(self.path, data)
+        replace_atomic(self.stamp_path, self.state.stamp(sha256=digest(data), count=len(self.index), dim=self.dim))
 
     def __len__(self) -> int:
         return len(self.index)
@@ -83,8 +134,8 @@ class VectorIndex:
 
     def _all(self) -> tuple[np.ndarray, np.ndarray]:
         cached = getattr(self, "_matrix", None)
-        if cached is None or cached[0] != (self.generation, len(self.index)):
+        if cached is None or cached[0] != (self.state, len(self.index)):
             keys = np.sort(np.asarray(self.index.keys, dtype=np.uint64)) if len(self.index) else np.zeros(0, np.uint64)
             vecs = np.asarray(self.index.get(keys), dtype=np.float32).reshape(len(keys), self.dim)
-            self._matrix = cached = ((self.generation, len(self.index)), keys, vecs)
+            self._matrix = cached = ((self.state, len(self.index)), keys, vecs)
         return cached[1], cached[2]

@@ -1,0 +1,77 @@
+"""A 12-build sweep on uber_2021.pdf: one process against a local Ray cluster with 2 workers.
+
+usage: python scripts/scale_bench.py ../shared/data/pdfs [--pages 307] [--out benchmarks/scale_local_vs_ray.json]
+
+Each phase runs in a fresh process with its own empty home (no embedding cache, no kept cells),
+so both embed every chunk. The rows must be identical apart from the timings each build measures
+(build_s, median_search_ms). Grid: recursive, sentence and fixed at 500 and 1,000 characters,
+heading path embedded or not = 12 builds; 40 golden questions, by document page (doc grain would
+be trivial: the collection is one document), dense search.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import peak_rss_mb, run_phase, versions  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "data" / "golden" / "uber_2021.jsonl"
+GRID = {"chunk": ["recursive", "sentence", "fixed"], "chunk_size": [500, 1000], "embed_heading": [False, True]}
+
+
+def phase(folder: str, executor: str, pages: int) -> dict:
+    import os
+
+    os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix=f"scale-{executor}-")
+    from vectrixdb.evaluation import load_questions, sweep
+    from vectrixdb.reading import Document, read
+
+    doc = read(str(Path(folder) / "uber_2021.pdf"))
+    if pages < len(doc.pages):
+        end = doc.pages[pages - 1].end
+        doc = Document(doc.doc_id, doc.markdown[:end], doc.pages[:pages], doc.source, doc.notes)
+    questions = [q for q in load_questions(str(GOLDEN))
+                 if all(int(e.rsplit("=", 1)[1]) <= pages for e in q.expected if "#page=" in e)]
+    start = time.perf_counter()
+    report = sweep({doc.doc_id: doc}, questions, by="page", executor=executor, progress=False, **GRID)
+    seconds = time.perf_counter() - start
+    rows = json.loads(report.frame.drop(columns=["build_s", "median_search_ms"])
+                      .sort_values(["chunk", "chunk_size", "embed_heading"]).to_json(orient="records"))
+    return {"seconds": seconds, "rows": rows, "questions": len(questions), "peak_rss_mb": peak_rss_mb()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("folder")
+    parser.add_argument("--pages", type=int, default=307)
+    parser.add_argument("--phase", choices=["local", "ray"])
+    parser.add_argument("--out", default="benchmarks/scale_local_vs_ray.json")
+    args = parser.parse_args()
+    if args.phase:
+        print(json.dumps(phase(args.folder, args.phase, args.pages)))
+        return 0
+    local = run_phase(__file__, args.folder, "--pages", str(args.pages), "--phase", "local")
+    ray = run_phase(__file__, args.folder, "--pages", str(args.pages), "--phase", "ray")
+    report = {"what": f"12-build sweep (chunk x size x heading) on the first {args.pages} pages of uber_2021.pdf, "
+                      f"{local['questions']} golden questions at page grain, dense search",
+              "how": "each phase in a fresh process with an empty home (cold embedding cache, no kept cells); "
+                     "Ray: a local cluster started by the call (ray.init(num_cpus=2)), one cell per build",
+              "seconds": {"one_process": local["seconds"], "ray_2_workers": ray["seconds"]},
+              "ray_vs_one_process": local["seconds"] / ray["seconds"],
+              "identical_rows": local["rows"] == ray["rows"], "rows": local["rows"],
+              "peak_rss_mb": {"one_process": local["peak_rss_mb"], "ray_driver": ray["peak_rss_mb"]},
+              "versions": versions("vectrixdb", "ray", "torch", "sentence-transformers"),
+              "measured": time.strftime("%Y-%m-%d")}
+    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

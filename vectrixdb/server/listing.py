@@ -1,0 +1,147 @@
+"""The dashboard's view of a folder of runs: a fast listing and the only way a run id becomes a path.
+
+`list_runs()` (evaluation/runs.py) parses every report.json whole, per-question tables included,
+one file at a time. The dashboard lists thousands, so it differs in three ways, none of which
+changes a row:
+
+- every report.json is fetched with one fsspec `cat` call per listing (concurrent on s3:// and
+  Blob, a plain loop locally);
+- only the part before `"tables"` is parsed: report.json is written with indent=2 and "tables"
+  last, so the first line that is exactly the top-level key `  "tables": ` ends what a listing
+  reads (a JSON string cannot hold a raw newline, so nothing inside a value looks like it); a
+  file without that line is parsed whole;
+- a row whose file says completed or failed is kept in memory: such a file is written once and
+  never again (runs.LiveRun's last write), so only pending and running runs are read again.
+
+Rows are made by runs.py's own helpers (`_type`, `_headline`, `effective_status`), so `frame()`
+equals `list_runs(folder)`. A run id from a URL is looked up in this index and never joined
+to a path, so no id can reach outside FOLDER.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from vectrixdb import io
+from vectrixdb.errors import NotFound
+from vectrixdb.evaluation.report import KINDS
+from vectrixdb.evaluation.runs import _headline, _type, effective_status
+
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_TABLES = b'\n  "tables": '
+FINAL = ("completed", "failed")
+
+
+@dataclass(frozen=True)
+class Ref:
+    """Where one listed run lives: its kind's folder and its report.json."""
+    run_id: str
+    folder: str
+    path: str
+
+
+def head(data: bytes) -> dict:
+    """The meta and values of a report.json, without parsing its tables when it can avoid it."""
+    cut = data.find(_TABLES)
+    if cut != -1:
+        prefix = data[:cut].rstrip()
+        if prefix.endswith(b","):
+            try:
+                return json.loads(prefix[:-1] + b"\n}")
+            except ValueError:
+                pass
+    return json.loads(data)
+
+
+def row_of(run_id: str, data: dict) -> dict[str, Any]:
+    """One listing row, exactly as list_runs makes it."""
+    status, _ = effective_status(data)
+    return {"run_id": run_id, "type": _type(data), "kind": data.get("kind"), "status": status,
+            "name": data.get("name"), "started": data.get("started"), "duration_s": data.get("duration_s"),
+            "questions": data.get("questions"), **_headline(data.get("values", {}))}
+
+
+class Runs:
+    """A folder of runs (local, s3:// or Blob), listed on demand; thread-safe."""
+
+    def __init__(self, folder: str):
+        self.folder = str(folder) if io.is_remote(str(folder)) else os.path.abspath(os.path.expanduser(str(folder)))
+        self._lock = threading.Lock()
+        self._final: dict[str, tuple[Ref, dict, dict]] = {}  # run id -> (ref, head, row) for finished runs
+        self._refs: dict[str, Ref] = {}
+
+    def _scan(self) -> dict[str, Ref]:
+        refs = {}
+        for sub in sorted({k.folder for k in KINDS.values()}):
+            base = io.join(self.folder, sub, "runs")
+            for run_id in io.listdir(base):
+                if RUN_ID.match(run_id) and run_id not in refs:
+                    refs[run_id] = Ref(run_id, sub, io.join(base, run_id, "report.json"))
+        return refs
+
+    def heads(self) -> list[tuple[Ref, dict, dict]]:
+        """(ref, head, row) for every run that has a report.json, in folder order (as list_runs reads)."""
+        refs = self._scan()
+        with self._lock:
+            todo = [r for r in refs.values() if r.run_id not in self._final]
+        got = _cat([r.path for r in todo]) if todo else {}
+        out = []
+        with self._lock:
+            for ref in refs.values():
+                if ref.run_id in self._final:
+                    out.append(self._final[ref.run_id])
+                    continue
+                data = got.get(ref.path)
+                if data is None:
+                    continue
+                try:
+                    meta = head(data)
+                except ValueError:
+                    continue  # a file being written; the next listing reads it
+                entry = (ref, meta, row_of(ref.run_id, meta))
+                if meta.get("status") in FINAL:
+                    self._final[ref.run_id] = entry
+                out.append(entry)
+            self._refs = {e[0].run_id: e[0] for e in out}
+        return out
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The listing rows, newest first."""
+        return sorted((e[2] for e in self.heads()), key=lambda r: r["run_id"], reverse=True)
+
+    def frame(self):
+        """The listing exactly as list_runs returns it (a DataFrame, newest first)."""
+        import pandas as pd
+
+        rows = [e[2] for e in self.heads()]
+        frame = pd.DataFrame(rows)
+        return frame.sort_values("run_id", ascending=False).reset_index(drop=True) if rows else frame
+
+    def ref(self, run_id: str) -> Ref:
+        """The listed run with this id; NotFound for anything else (never a path built from it)."""
+        if not isinstance(run_id, str) or not RUN_ID.match(run_id) or ".." in run_id:
+            raise NotFound(f"{run_id!r} is not a run id")
+        if run_id not in self._refs:
+            self.heads()
+        if run_id not in self._refs:
+            raise NotFound(f"no run {run_id!r} in this folder")
+        return self._refs[run_id]
+
+    def load(self, run_id: str):
+        """The listed run as its Report (through load_run, so dead runs read as failed)."""
+        from vectrixdb.evaluation.runs import load_run
+
+        ref = self.ref(run_id)
+        return load_run(self.folder, ref.run_id, next(k for k, spec in KINDS.items() if spec.folder == ref.folder))
+
+
+def _cat(paths: list[str]) -> dict[str, bytes]:
+    """path -> bytes for each path that exists, in one fsspec call (concurrent on object stores)."""
+    fs, _ = io.filesystem(paths[0])
+    inner = {fs._strip_protocol(io.filesystem(p)[1] if io.is_remote(p) else p): p for p in paths}
+    got = fs.cat(list(inner), on_error="omit")
+    return {inner[fs._strip_protocol(k)]: v for k, v in got.items() if fs._strip_protocol(k) in inner}

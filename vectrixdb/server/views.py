@@ -1,0 +1,158 @@
+"""What the pages show, taken from a Report through its saved contract only (values, frame, tables,
+meta; report.KINDS says which table has one row per question). Plain dicts and lists go to the
+templates; escaping is the templates' job (Jinja2 autoescape), so nothing here builds HTML.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from vectrixdb.errors import NotFound
+from vectrixdb.evaluation.report import KINDS
+from vectrixdb.server.heatmap import score_columns
+
+LEVELS = ("chunk", "page", "doc")
+MAX_ROWS = 1000
+
+
+def fmt(value: Any) -> str:
+    """A cell as text: 3 decimals for fractions, a dash for undefined, lists joined."""
+    if hasattr(value, "item") and not isinstance(value, (list, tuple, dict)):
+        value = value.item()  # a NumPy scalar
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(fmt(v) for v in value) if value else "—"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {fmt(v)}" for k, v in value.items())
+    return str(value)
+
+
+def question_table(report):
+    """The run's table with one row per question, or None (report.KINDS decides which)."""
+    which = KINDS[report.kind].questions
+    if which == "frame":
+        return report.frame
+    return report.tables.get(which) if which else None
+
+
+def table_of(report) -> dict[str, Any] | None:
+    """The run page's main table: per question when the kind has one (rows link to a drill-down),
+    else the report's frame (builds, setups, measures)."""
+    questions = question_table(report)
+    frame = questions if questions is not None else report.frame
+    if frame is None or not len(frame):
+        return None
+    scores = score_columns(frame)
+    if questions is not None and scores:
+        missed = [f"{level} missed" for level in LEVELS if f"{level} missed" in frame and
+                  frame[f"{level} expected"].map(len).any()]
+        columns = (["question"] if "question" in frame else []) + scores + missed
+    else:
+        columns = [c for c in frame.columns if not frame[c].map(lambda v: isinstance(v, (list, dict))).any()][:14]
+    shown = frame.head(MAX_ROWS)
+    rows = [{"id": str(index), "cells": [fmt(row[c]) for c in columns],
+             "scores": [_score(row[c]) if c in scores and questions is not None else None for c in columns]} for index, row in shown.iterrows()]
+    from pandas.api.types import is_numeric_dtype
+
+    return {"columns": [str(c) for c in columns], "numeric": [is_numeric_dtype(frame[c]) for c in columns], "rows": rows, "total": len(frame), "shown": len(shown),
+            "index": frame.index.name or "", "drill": questions is not None}
+
+
+def _score(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def headline(report) -> list[tuple[str, str]]:
+    """The run's headline figures as (name, text) pairs."""
+    from vectrixdb.certify import figures
+
+    return [(name, fmt(value)) for name, value in figures(report, aliases=False).items()]
+
+
+def question_detail(report, qid: str) -> dict[str, Any]:
+    """Everything known about one question of a run: see the module docstring of server.app."""
+    table = question_table(report)
+    if table is None:
+        raise NotFound(f"a {report.kind} run has no per-question table")
+    match = [i for i in table.index if str(i) == qid]
+    if not match:
+        raise NotFound(f"no question {qid!r} in run {report.meta.get('run_id')}")
+    row = table.loc[match[0]]
+    get = lambda name: row[name] if name in row.index else None  # noqa: E731
+    levels = []
+    for level in LEVELS:
+        if f"{level} expected" not in row.index:
+            continue
+        matched = set(get(f"{level} matched") or [])
+        levels.append({"name": {"doc": "documents", "page": "pages", "chunk": "chunks"}[level],
+                       "expected": list(get(f"{level} expected") or []),
+                       "retrieved": [{"id": x, "matched": x in matched} for x in get(f"{level} retrieved") or []],
+                       "matched": list(get(f"{level} matched") or []), "missed": list(get(f"{level} missed") or []),
+                       "instead": [x for x in get(f"{level} retrieved") or [] if x not in matched],
+                       "prf": [fmt(get(f"{level}_{m}")) for m in ("precision", "recall", "f1")]})
+    judged = [{"metric": c[:-len(" reason")], "score": fmt(get(c[:-len(" reason")])), "reason": fmt(get(c)),
+               "value": _score(get(c[:-len(" reason")])),
+               "outcome": fmt(get(c[:-len(" reason")] + " outcome"))} for c in row.index if str(c).endswith(" reason")]
+    misses = [m for m in report.get("misses") or [] if str(m.get("id")) == qid]
+    used = {"question", "answer", "expected_answer"} | {c for c in row.index if str(c).startswith(LEVELS)}
+    used |= {c for c in row.index for j in judged if str(c).startswith(j["metric"])}
+    other = [(str(c), fmt(row[c])) for c in row.index if c not in used]
+    return {"id": qid, "question": fmt(get("question")) if get("question") is not None else qid, "levels": levels,
+            "answer": get("answer"), "expected_answer": get("expected_answer"), "judged": judged,
+            "misses": [_miss(m) for m in misses], "other": other}
+
+
+def _miss(miss: dict) -> dict[str, Any]:
+    got = [{"doc_id": g.get("doc_id"), "pages": fmt(list(g.get("pages") or [])), "score": fmt(g.get("score")),
+            "text": g.get("text") or ""} for g in miss.get("got") or []]
+    return {"expected": fmt(miss.get("expected")), "first_right_rank": fmt(miss.get("first_right_rank")), "got": got}
+
+
+def manifest(report) -> list[tuple[str, str]]:
+    """What the run was: ids, versions, dates, inputs and settings; unrecorded items say so."""
+    meta, values = report.meta, dict(report)
+    unknown = "not recorded by this run"
+
+    def first(*names):
+        for name in names:
+            for where in (values, meta):
+                if where.get(name) not in (None, "", {}):
+                    return fmt(where[name])
+        return unknown
+
+    settings = {k: values[k] for k in ("type", "by", "k", "depth", "budget", "alpha", "decided_by", "search",
+                                       "confidence", "setups") if values.get(k) not in (None, {}, [])}
+    return [("run id", fmt(meta.get("run_id"))), ("kind", report.kind), ("name", first("name")),
+            ("status", fmt(meta.get("status"))), ("started", fmt(meta.get("started"))),
+            ("finished", fmt(meta.get("finished"))), ("duration (s)", fmt(meta.get("duration_s"))),
+            ("questions", fmt(meta.get("questions"))),
+            ("golden file hash", first("golden_sha256", "golden_hash", "golden")),
+            ("collection", first("collection")), ("model", first("chat_model", "model_name", "judge")),
+            ("model cost", first("model")), ("settings", fmt(settings) if settings else unknown),
+            ("schema version", fmt(meta.get("schema_version"))), ("vectrixdb version", fmt(meta.get("vectrixdb"))),
+            ("host", first("host"))]
+
+
+def chunking_view(report) -> dict[str, Any]:
+    """The Chunking tab's tables: techniques (best build, found, answered right, tie), cost, skipped."""
+    techniques = [{"name": t["name"], "build": f"{t['chunk_size']} chars{' + heading' if t.get('embed_heading') else ''}",
+                   "found": f"{t['found']} / {t['of']}", "right": f"{t['right']} / {t['of']}",
+                   "chunks": t.get("chunks"), "p": fmt(t.get("p_value")), "tie": t.get("tie"),
+                   "best": i == 0} for i, t in enumerate(report.get("techniques") or [])]
+    cost = report.get("cost") or {}
+    seconds = cost.get("seconds") or {}
+    cost_rows = [(k.replace("_", " "), fmt(v)) for k, v in cost.items() if k != "seconds"]
+    cost_rows += [(f"seconds {k}", fmt(v)) for k, v in seconds.items()]
+    if report.get("model"):
+        cost_rows.append(("model", fmt(report["model"])))
+    return {"techniques": techniques, "cost": cost_rows, "skipped": report.get("skipped") or [],
+            "decided_by": report.get("decided_by"), "budget": report.get("budget"), "alpha": report.get("alpha")}

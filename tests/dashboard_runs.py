@@ -68,7 +68,8 @@ def judge(metric, question, reference, answer, sources):
 
 
 def make_runs(folder: str, *, chunking: bool = True) -> dict[str, str]:
-    """Save one run of each kind (and a failed and a pending one) under folder; returns name -> run id."""
+    """Save one run of each kind (and a failed, a pending and a running one) under folder; returns
+    name -> run id. The pending and running runs belong to this process: they stay so while it lives."""
     from vectrixdb.evaluation.runs import LiveRun
 
     ids = {}
@@ -91,6 +92,11 @@ def make_runs(folder: str, *, chunking: bool = True) -> dict[str, str]:
         pass
     ids["failed"] = _newest(folder, "broken run")
     ids["pending"] = LiveRun(folder, "evaluation", "still pending").run_id
+    live = LiveRun(folder, "evaluation", "half way")
+    from vectrixdb.evaluation.report import Report
+
+    live.write(Report("evaluation", {"type": "Retrieval", "questions": 2, "name": "half way"}, None), "running")
+    ids["running"] = live.run_id
     from vectrixdb.evaluation import retrieval_report
 
     ids["retrieval_report"] = retrieval_report(retrieve, QUESTIONS, k=(1, 3), save_to=folder)["run_id"]
@@ -128,10 +134,12 @@ def shared_folder(tmp_path_factory) -> tuple[str, dict[str, str]]:
 
 
 def chromium_path() -> str:
-    """Debian's chromium; the browser tests fail (never skip) without it."""
+    """Debian's chromium (or $VECTRIXDB_CHROMIUM); the browser tests fail, never skip, without it."""
+    import os
+
     import pytest
 
-    path = "/usr/bin/chromium"
+    path = os.environ.get("VECTRIXDB_CHROMIUM", "/usr/bin/chromium")
     if not Path(path).exists():
-        pytest.fail("chromium is missing: `apt-get install -y chromium` (make test installs it when missing)")
+        pytest.fail(f"chromium is missing at {path}: `apt-get install -y chromium` (make test installs it when missing)")
     return path

@@ -10,8 +10,15 @@ FIGURES = {"03_retrieval_report", "04_scifact_cutoff", "05_sweep", "06_compare_c
 NEEDS_MODEL = {"08_answers"}  # these talk to the local chat model (the llama_server fixture)
 
 
-def test_there_are_notebooks():
-    assert len(NOTEBOOKS) >= 6
+def test_there_are_notebooks_and_each_is_its_source_run():
+    import jupytext
+
+    assert len(NOTEBOOKS) >= 7
+    for path in NOTEBOOKS:
+        source = jupytext.read(path.with_suffix(".py"))
+        built = nbformat.read(path, as_version=4)
+        code = lambda nb: [c.source for c in nb.cells if c.cell_type == "code"]  # noqa: E731
+        assert code(source) == code(built), f"{path.name} is not its .py source run: python scripts/build_notebooks.py"
 
 
 @pytest.mark.slow

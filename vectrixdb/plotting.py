@@ -1,15 +1,38 @@
-"""matplotlib helpers, one per report kind; each returns the Figure (notebooks display it)."""
+"""matplotlib helpers, one per report kind; each returns the Figure (notebooks display it).
+
+One style for all (STYLE): a title that says what and over how many questions, labelled axes,
+intervals where the report has them, a colour key on every heatmap, and lines told apart by marker
+and dash as well as colour, so two series that coincide (or sit at a ceiling of 1.0) still show as
+two. `report.plot(save="fig.png")` writes the figure to a new file.
+"""
 from __future__ import annotations
 
 from typing import Any
+
+STYLE = {"figure.dpi": 110, "axes.titlesize": 10, "axes.labelsize": 9, "xtick.labelsize": 8, "ytick.labelsize": 8,
+         "legend.fontsize": 8, "axes.spines.top": False, "axes.spines.right": False, "savefig.bbox": "tight"}
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+DASHES = ("-", "--", ":", "-.")
 
 
 def _figure(ax, figsize=(6, 4)):
     import matplotlib.pyplot as plt
 
+    plt.rcParams.update(STYLE)
     if ax is None:
         fig, ax = plt.subplots(figsize=figsize)
     return ax.figure, ax
+
+
+def save_figure(fig, path: str) -> str:
+    """Write a figure to a new file (PNG, SVG or PDF by its suffix); never over an existing one."""
+    import io as _io
+
+    from vectrixdb import io
+
+    buffer = _io.BytesIO()
+    fig.savefig(buffer, format=str(path).rsplit(".", 1)[-1].lower(), dpi=150, bbox_inches="tight")
+    return io.write_new(path, buffer.getvalue())
 
 
 def recall_curve(report, ax=None, label: str | None = None, families=("recall", "ndcg", "hit_rate")):
@@ -17,22 +40,28 @@ def recall_curve(report, ax=None, label: str | None = None, families=("recall", 
     fig, ax = _figure(ax)
     ks = report["k"]
     ci = report.get("ci") or {}
-    for family in families:
+    shift = 0.04 * (max(ks) - min(ks) or 1)  # series side by side, so coinciding ones stay visible
+    for n, family in enumerate(families):
         values = report.get(family)
-        if values:
-            ys = [values[k] for k in ks]
-            bounds = ci.get(family)
-            if bounds and all(bounds.get(k) for k in ks):
-                err = [[y - bounds[k][0] for y, k in zip(ys, ks)], [bounds[k][1] - y for y, k in zip(ys, ks)]]
-                ax.errorbar(ks, ys, yerr=err, marker="o", capsize=3, label=f"{label + ' ' if label else ''}{family} (95% CI)")
-            else:
-                ax.plot(ks, ys, marker="o", label=f"{label + ' ' if label else ''}{family}")
-    ax.set_xlabel("k")
-    ax.set_ylabel("score")
-    ax.set_ylim(0, 1.02)
+        if not values:
+            continue
+        xs = [k + (n - (len(families) - 1) / 2) * shift for k in ks]
+        ys = [values[k] for k in ks]
+        bounds = ci.get(family) or {}
+        name = f"{label + ' ' if label else ''}{family}@k"
+        if all(bounds.get(k) for k in ks):
+            err = [[y - bounds[k][0] for y, k in zip(ys, ks)], [bounds[k][1] - y for y, k in zip(ys, ks)]]
+            ax.errorbar(xs, ys, yerr=err, marker=MARKERS[n], linestyle=DASHES[n % 4], capsize=3,
+                        label=f"{name} (95% CI)")
+        else:
+            ax.plot(xs, ys, marker=MARKERS[n], linestyle=DASHES[n % 4], label=name)
+    ax.axhline(1.0, color="grey", linewidth=0.6, linestyle=":")
+    ax.set_xlabel("k (results read)")
+    ax.set_ylabel("score (0-1)")
+    ax.set_ylim(0, 1.06)
     ax.set_xticks(ks)
-    ax.set_title(f"retrieval by {report['by']} ({report['questions']} questions)")
-    ax.legend()
+    ax.set_title(f"retrieval by {report['by']}: n = {report['questions']} questions")
+    ax.legend(loc="lower right")
     ax.grid(alpha=0.3)
     return fig
 
@@ -43,12 +72,23 @@ def hit_heatmap(report, ax=None, max_questions: int = 60):
 
     frame = report.frame.head(max_questions)
     ks = report["k"]
+    from matplotlib.patches import Patch
+
     data = np.array([[frame[f"hit_rate@{k}"].iloc[i] for k in ks] for i in range(len(frame))])
-    fig, ax = _figure(ax, figsize=(1.2 * len(ks) + 3, 0.22 * len(frame) + 1.5))
-    ax.imshow(data, aspect="auto", cmap="RdYlGn", vmin=0, vmax=1)
-    ax.set_xticks(range(len(ks)), [f"@{k}" for k in ks])
+    fig, ax = _figure(ax, figsize=(1.2 * len(ks) + 3.5, 0.22 * len(frame) + 1.8))
+    cmap = "RdYlGn"
+    ax.imshow(data, aspect="auto", cmap=cmap, vmin=0, vmax=1)
+    ax.set_xticks(range(len(ks)), [f"top {k}" for k in ks])
     ax.set_yticks(range(len(frame)), [str(i)[:30] for i in frame.index], fontsize=7)
-    ax.set_title("right answer in the top k")
+    ax.set_xlabel("results read")
+    ax.set_ylabel("question")
+    shown = f"first {len(frame)} of {len(report.frame)}" if len(frame) < len(report.frame) else f"n = {len(frame)}"
+    ax.set_title(f"right answer in the top k ({shown} questions)")
+    import matplotlib
+
+    colours = matplotlib.colormaps[cmap]
+    ax.legend(handles=[Patch(color=colours(1.0), label="found"), Patch(color=colours(0.0), label="missed")],
+              loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     fig.tight_layout()
     return fig
 
@@ -63,15 +103,19 @@ def setup_comparison(report, ax=None):
         ax.errorbar(frame["median_ms"], frame[quality], yerr=err, fmt="o", capsize=3, label="setup (95% CI)")
     else:
         ax.scatter(frame["median_ms"], frame[quality])
-    for _, row in frame.iterrows():
-        ax.annotate(f"{row['mode']}/{row['vectors']}/{row['rerank']}", (row["median_ms"], row[quality]), fontsize=7)
+    for n, (_, row) in enumerate(frame.iterrows()):  # labels offset in turn, so they do not sit on the points
+        ax.annotate(f"{row['mode']}/{row['vectors']}/{row['rerank']}", (row["median_ms"], row[quality]), fontsize=7,
+                    xytext=(6, 6 - 12 * (n % 3)), textcoords="offset points")
     for pick, marker in (("best", "*"), ("fastest_close", "D"), ("best_per_ms", "s")):
         row = report[pick]
         ax.scatter([row["median_ms"]], [row[quality]], marker=marker, s=140, facecolors="none", edgecolors="red",
                    label=pick)
-    ax.set_xscale("log")
-    ax.set_xlabel("median latency per query (ms)")
-    ax.set_ylabel(quality)
+    spread = frame["median_ms"].max() / max(frame["median_ms"].min(), 1e-9)
+    if spread > 10:  # a log scale only where latencies span orders of magnitude
+        ax.set_xscale("log")
+    ax.set_xlabel("median latency per query (ms" + (", log scale)" if spread > 10 else ")"))
+    ax.set_ylabel(f"{quality} (95% CI)")
+    ax.set_title(f"{len(frame)} search setups: quality against speed (n = {report['questions']} questions)")
     ax.legend()
     ax.grid(alpha=0.3)
     return fig
@@ -84,8 +128,9 @@ def cutoff_plot(found, ax=None) -> Any:
     ax.hist(found["near_misses"], bins=30, alpha=0.6, label=f"near misses ({len(found['near_misses'])})", density=True)
     if found.get("cutoff") is not None:
         ax.axvline(found["cutoff"], color="black", linestyle="--", label=f"cut-off {found['cutoff']:.3f}")
-    ax.set_xlabel(found.get("measure", "score"))
+    ax.set_xlabel(f"top result's {found.get('measure', 'score')}")
     ax.set_ylabel("density")
+    ax.set_title(f"answers vs near misses (n = {len(found['answers'])} + {len(found['near_misses'])})")
     ax.legend()
     return fig
 
@@ -94,14 +139,18 @@ def chunking_plot(report, ax=None):
     """Share of questions found against chunk size, one line per technique and heading setting."""
     fig, ax = _figure(ax, figsize=(7, 4.5))
     frame = report.frame
-    for (technique, heading), rows in frame.groupby(["technique", "embed_heading"]):
+    share = "right_share" if "right_share" in frame else "found_share"
+    for n, ((technique, heading), rows) in enumerate(frame.groupby(["technique", "embed_heading"])):
         rows = rows.sort_values("chunk_size")
-        ax.plot(rows["chunk_size"], rows["found_share"], marker="o", linestyle="--" if heading else "-",
-                label=f"{technique}{' + heading' if heading else ''}")
+        ax.plot(rows["chunk_size"] * (1 + 0.015 * (n - 5)), rows[share], marker=MARKERS[n % len(MARKERS)],
+                linestyle="--" if heading else "-", label=f"{technique}{' + heading' if heading else ''}")
     ax.set_xscale("log")
-    ax.set_xlabel("chunk size (characters)")
-    ax.set_ylabel(f"found within {report['budget']:,} characters")
-    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("chunk size (characters, log scale)")
+    what = "answered right" if share == "right_share" else "found"
+    ax.set_ylabel(f"share {what} within {report['budget']:,} characters")
+    ax.set_ylim(0, 1.06)
+    ax.axhline(1.0, color="grey", linewidth=0.6, linestyle=":")
+    ax.set_title(f"techniques x size: n = {report['questions']} questions (points nudged apart where they coincide)")
     ax.legend(fontsize=7, ncol=2)
     ax.grid(alpha=0.3)
     return fig
@@ -133,12 +182,13 @@ def sweep_plot(report, ax=None):
     quality = next(c for c in frame.columns if c.startswith("ndcg@"))
     labels = [f"{r.chunk}/{r.chunk_size}{'+h' if r.embed_heading else ''} {r.search}" for r in frame.itertuples()]
     fig, ax = _figure(ax, figsize=(7, 0.35 * len(frame) + 1.5))
-    ax.barh(range(len(frame)), frame[quality])
+    ax.barh(range(len(frame)), frame[quality], color="tab:blue")
     ax.set_yticks(range(len(frame)), labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1)
-    ax.set_xlabel(quality)
-    ax.set_title(f"sweep: {len(frame)} builds, {report['questions']} questions")
+    ax.set_xlim(0, 1.02)
+    ax.set_xlabel(f"{quality} (0-1)")
+    ax.set_ylabel("build / search")
+    ax.set_title(f"sweep: {len(frame)} builds, n = {report['questions']} questions, best first")
     fig.tight_layout()
     return fig
 
@@ -227,7 +277,7 @@ def experiment_plot(report, ax=None):
     ax.set_yticks(list(ys), list(frame.index), fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("B - A (95% CI over paired questions)")
-    ax.set_title(f"{report['b']} vs {report['a']} on {report['questions']} questions", fontsize=9)
+    ax.set_title(f"B ({report['b']}) against A ({report['a']}): n = {report['questions']} paired questions", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -2,18 +2,26 @@
 
 `LabelReview` holds the decisions and is plain Python (tested headless); `.widget()` draws it with
 ipywidgets: the question and its reference answer, each suggested document with the passage that
-matched and the answer's words highlighted in it, and buttons to accept, edit or reject. Accepted
-and edited rows lose `draft`; rows nobody decided stay drafts; rejected rows are left out.
-Saving never writes over an existing file.
+matched and the answer's words highlighted in it, an edit box holding the labels, and buttons to
+accept (the labels in the box), edit or reject. Accepted and edited rows lose `draft`; rows nobody
+decided stay drafts; rejected rows are left out. Labels a person types are checked against the
+collection (the document must be there, the page within it). Saving never writes over an existing
+file.
+
+Decisions are kept as they are made in a side file (`autosave=`, by default `<save path>.decisions.json`
+once the widget is drawn), keyed by each question's name, so a review that was closed half-way
+resumes where it stopped.
 """
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import replace
 from typing import Any
 
-from vectrixdb.evaluation.golden import Question, save_questions
+from vectrixdb.errors import BadInput
+from vectrixdb.evaluation.golden import Question, save_questions, split_label
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]{3,}")
 
@@ -28,32 +36,72 @@ def highlight(passage: str, answer: str | None) -> str:
 
 
 class LabelReview:
-    def __init__(self, db: Any, questions: list[Question], *, k: int = 3, **search):
+    def __init__(self, db: Any, questions: list[Question], *, k: int = 3, autosave: str | None = None, **search):
         from vectrixdb.evaluation.suggest import suggest_with_passages
 
+        self.db = db
         self.rows = suggest_with_passages(db, questions, k=k, **search)
         self.decisions: dict[int, tuple[str, tuple[str, ...]]] = {}
         self.position = 0
+        self.autosave: str | None = None
+        if autosave:
+            self.resume(autosave)
+
+    def resume(self, path: str) -> int:
+        """Keep decisions in `path` from now on, first taking back those it holds; returns how many."""
+        from vectrixdb import io
+
+        self.autosave = path
+        if not io.exists(path):
+            return 0
+        kept = json.loads(io.read_bytes(path))
+        index = {row["key"]: i for i, row in enumerate(self.rows)}
+        for key, (kind, labels) in kept.items():
+            if key in index:
+                self.decisions[index[key]] = (kind, tuple(labels))
+        undecided = [i for i in range(len(self.rows)) if i not in self.decisions]
+        self.position = undecided[0] if undecided else 0
+        return len(self.decisions)
+
+    def _decide(self, i: int, kind: str, labels: tuple[str, ...]) -> None:
+        from vectrixdb import io
+
+        self.decisions[i] = (kind, labels)
+        if self.autosave:
+            kept = {self.rows[j]["key"]: [k, list(v)] for j, (k, v) in self.decisions.items()}
+            io.overwrite_owned(self.autosave, json.dumps(kept, indent=1))
+
+    def check_labels(self, labels: list[str]) -> tuple[str, ...]:
+        """Labels a person typed, cleaned and checked against the collection (BadInput naming the bad one)."""
+        cleaned = tuple(dict.fromkeys(label.strip() for label in labels if label.strip()))
+        for label in cleaned:
+            doc, page = split_label(label)
+            document = self.db.document(doc)
+            if document is None:
+                raise BadInput(f"{doc!r} is not a document of this collection")
+            if page is not None and page > len(document.pages):
+                raise BadInput(f"{doc!r} has {len(document.pages)} pages, not page {page}")
+        return cleaned
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def accept(self, i: int, labels: list[str] | None = None) -> None:
-        """Keep the suggestions (or the given subset of them) as the row's expected."""
+        """Keep the given labels (those in the edit box), or every suggestion, as the row's expected."""
         proposed = [s["label"] for s in self.rows[i]["suggestions"]]
-        chosen = tuple(dict.fromkeys(labels if labels is not None else proposed))
+        chosen = self.check_labels(labels if labels is not None else proposed)
         if not chosen:
-            raise ValueError(f"row {i}: nothing to accept; edit the labels or reject the row")
-        self.decisions[i] = ("accept", chosen)
+            raise BadInput(f"row {i + 1}: nothing to accept; edit the labels or reject the row")
+        self._decide(i, "accept", chosen)
 
     def edit(self, i: int, labels: list[str]) -> None:
-        labels = [label.strip() for label in labels if label.strip()]
-        if not labels:
-            raise ValueError(f"row {i}: an edit needs at least one document id or doc#page=N")
-        self.decisions[i] = ("edit", tuple(dict.fromkeys(labels)))
+        chosen = self.check_labels(labels)
+        if not chosen:
+            raise BadInput(f"row {i + 1}: an edit needs at least one document id or doc#page=N")
+        self._decide(i, "edit", chosen)
 
     def reject(self, i: int) -> None:
-        self.decisions[i] = ("reject", ())
+        self._decide(i, "reject", ())
 
     def questions(self) -> list[Question]:
         out = []
@@ -92,6 +140,8 @@ class LabelReview:
     def widget(self, out_path: str = "golden.reviewed.jsonl"):
         import ipywidgets as w
 
+        if self.autosave is None:
+            self.resume(f"{out_path}.decisions.json")
         view = w.HTML()
         labels = w.Text(description="expected", layout=w.Layout(width="80%"))
         path = w.Text(value=out_path, description="save to")
@@ -109,7 +159,7 @@ class LabelReview:
                 try:
                     i = self.position
                     if name == "accept":
-                        self.accept(i)
+                        self.accept(i, labels.value.split(","))
                     elif name == "edit":
                         self.edit(i, labels.value.split(","))
                     elif name == "reject":
@@ -122,7 +172,7 @@ class LabelReview:
                     elif name == "< prev":
                         self.position = max(i - 1, 0)
                     show()
-                except (ValueError, FileExistsError) as exc:
+                except (ValueError, FileExistsError) as exc:  # a wrong label or an existing file: said, not raised
                     status.value = f"<span style='color:red'>{html.escape(str(exc))}</span>"
             return handler
 

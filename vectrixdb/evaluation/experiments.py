@@ -91,7 +91,8 @@ def compare_runs(a: Any, b: Any, *, folder: str | None = None, confidence: float
     if not rows:
         raise BadInput("the two runs share no measure to compare")
     frame = pd.DataFrame(rows).set_index("measure")
-    values = {"a": a.get("run_id") or a.meta.get("run_id"), "b": b.get("run_id") or b.meta.get("run_id"),
+    label = lambda r, fallback: r.get("run_id") or r.get("name") or r.meta.get("name") or fallback  # noqa: E731
+    values = {"a": label(a, "A"), "b": label(b, "B"),
               "kinds": [a.kind, b.kind], "questions": len(both), "only_a": len(ta) - len(both),
               "only_b": len(tb) - len(both), "confidence": confidence,
               "better": [r["measure"] for r in rows if r["p_value"] < 0.05 and r["difference"] > 0],

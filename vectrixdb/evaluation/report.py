@@ -96,12 +96,18 @@ class Report(dict):
             return tables[name]
         raise AttributeError(f"a {self.__dict__.get('kind', '?')} report has no attribute {name!r}")
 
-    def plot(self, *args, **kwargs):
+    def plot(self, *args, save: str | None = None, **kwargs):
+        """The kind's figure; save= writes it to a new file too (PNG, SVG or PDF by the suffix)."""
         target = kind_of(self.kind).plot
         if target is None:
             raise BadInput(f"a {self.kind} report has no plot")
         module, function = target.split(":")
-        return getattr(importlib.import_module(module), function)(self, *args, **kwargs)
+        fig = getattr(importlib.import_module(module), function)(self, *args, **kwargs)
+        if save:
+            from vectrixdb.plotting import save_figure
+
+            save_figure(fig, save)
+        return fig
 
     # the saved form ----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -125,7 +125,7 @@ def share(n: int, sizes: list[float], capacity: list[int] | None = None) -> list
         return out
     if n < len(open_):
         for j in range(n):
-            out[open_[int((j + 0.5) * len(open_) / n)]] = 1
+            out[open_[j * len(open_) // n]] = 1
         return out
     for i in open_:
         out[i] = 1

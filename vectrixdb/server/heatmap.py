@@ -10,6 +10,14 @@ SKIP = ("latency", "first_right", "expected", "of", "chunks", "questions")
 MAX_ROWS = 60
 
 
+def heat_rgb(value: float) -> tuple[int, int, int]:
+    """A score's cell colour, the same on pages and in the PDF: red at 0, pale yellow at 0.5,
+    green at 1 (light enough for black text)."""
+    v = min(max(float(value), 0.0), 1.0)
+    red, green = (255, int(150 + 105 * v / 0.5)) if v < 0.5 else (int(255 - 95 * (v - 0.5) / 0.5), 240)
+    return red, green, 170
+
+
 def score_columns(frame) -> list[str]:
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 

@@ -110,8 +110,8 @@ class Runs:
         return out
 
     def rows(self) -> list[dict[str, Any]]:
-        """The listing rows, newest first."""
-        return sorted((e[2] for e in self.heads()), key=lambda r: r["run_id"], reverse=True)
+        """The listing rows (copies: the cache stays as read), newest first."""
+        return sorted((dict(e[2]) for e in self.heads()), key=lambda r: r["run_id"], reverse=True)
 
     def frame(self):
         """The listing exactly as list_runs returns it (a DataFrame, newest first)."""

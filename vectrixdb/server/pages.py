@@ -15,11 +15,11 @@ STATIC = HERE / "static"
 
 def heat(value) -> str:
     """A cell's background for a score in 0..1, red through amber to green; empty when undefined."""
+    from vectrixdb.server.heatmap import heat_rgb
+
     if value is None:
         return ""
-    v = min(max(float(value), 0.0), 1.0)
-    red, green = (255, int(150 + 105 * v / 0.5)) if v < 0.5 else (int(255 - 95 * (v - 0.5) / 0.5), 240)
-    return f"background-color: rgb({red},{green},170)"
+    return "background-color: rgb({},{},{})".format(*heat_rgb(value))
 
 
 def when(value) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from vectrixdb.errors import NotFound
 from vectrixdb.evaluation.report import KINDS
-from vectrixdb.server.heatmap import score_columns
+from vectrixdb.server.heatmap import key_scores, score_columns
 
 LEVELS = ("chunk", "page", "doc")
 MAX_ROWS = 1000
@@ -41,8 +41,9 @@ def question_table(report):
 
 
 def table_of(report) -> dict[str, Any] | None:
-    """The run page's main table: per question when the kind has one (rows link to a drill-down),
-    else the report's frame (builds, setups, measures)."""
+    """The run page's main table: per question when the kind has one (rows link to a drill-down;
+    F1 stands for its precision and recall there, which the drill-down shows), else the report's
+    frame (builds, setups, measures)."""
     questions = question_table(report)
     frame = questions if questions is not None else report.frame
     if frame is None or not len(frame):
@@ -51,19 +52,19 @@ def table_of(report) -> dict[str, Any] | None:
     if questions is not None and scores:
         missed = [f"{level} missed" for level in LEVELS if f"{level} missed" in frame and
                   frame[f"{level} expected"].map(len).any()]
-        columns = (["question"] if "question" in frame else []) + scores + missed
+        columns = (["question"] if "question" in frame else []) + key_scores(frame) + missed
     else:
         columns = [c for c in frame.columns if not frame[c].map(lambda v: isinstance(v, (list, dict))).any()][:14]
     shown = frame.head(MAX_ROWS)
     rows = [{"id": str(index), "cells": [fmt(row[c]) for c in columns],
-             "scores": [_score(row[c]) if c in scores and questions is not None else None for c in columns]} for index, row in shown.iterrows()]
+             "scores": [score_value(row[c]) if c in scores and questions is not None else None for c in columns]} for index, row in shown.iterrows()]
     from pandas.api.types import is_numeric_dtype
 
     return {"columns": [str(c) for c in columns], "numeric": [is_numeric_dtype(frame[c]) for c in columns], "rows": rows, "total": len(frame), "shown": len(shown),
             "index": frame.index.name or "", "drill": questions is not None}
 
 
-def _score(value: Any) -> float | None:
+def score_value(value: Any) -> float | None:
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -100,7 +101,7 @@ def question_detail(report, qid: str) -> dict[str, Any]:
                        "instead": [x for x in get(f"{level} retrieved") or [] if x not in matched],
                        "prf": [fmt(get(f"{level}_{m}")) for m in ("precision", "recall", "f1")]})
     judged = [{"metric": c[:-len(" reason")], "score": fmt(get(c[:-len(" reason")])), "reason": fmt(get(c)),
-               "value": _score(get(c[:-len(" reason")])),
+               "value": score_value(get(c[:-len(" reason")])),
                "outcome": fmt(get(c[:-len(" reason")] + " outcome"))} for c in row.index if str(c).endswith(" reason")]
     misses = [m for m in report.get("misses") or [] if str(m.get("id")) == qid]
     used = {"question", "answer", "expected_answer"} | {c for c in row.index if str(c).startswith(LEVELS)}

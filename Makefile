@@ -8,6 +8,9 @@ PY := $(VENV)/bin/python
 BASE := $(VENV)/.base
 STAMP := $(VENV)/.installed
 AZURITE := .cache/azurite/node_modules/.bin/azurite
+# the dashboard's browser tests drive Debian's chromium (Playwright's own browser download is not used)
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # llama.cpp is compiled for a portable x86-64 (not -march=native), so a cached wheel runs anywhere
 LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
@@ -30,10 +33,14 @@ $(AZURITE):
 	mkdir -p .cache/azurite
 	npm install --silent --no-audit --no-fund --prefix .cache/azurite azurite@3.35.0
 
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	$(SUDO) apt-get install -y -qq chromium poppler-utils
+
 demo: $(BASE)
 	$(PY) scripts/demo.py
 
-test: $(STAMP) $(AZURITE)
+test: $(STAMP) $(AZURITE) $(CHROMIUM)
 	PATH="$(CURDIR)/.cache/azurite/node_modules/.bin:$$PATH" $(PY) -m pytest -q
 
 test-fast: $(STAMP)

@@ -117,3 +117,29 @@ def test_invariants_on_a_real_10k(uber, technique):
     check_invariants(uber, chunks, 1000)
     assert any(len(c.pages) == 2 for c in chunks)  # a chunk running over a page break covers both
     assert {p for c in chunks for p in c.pages} == {p.number for p in uber.pages if p.end > p.start}
+
+
+class StandInCutter:
+    """Topic starts chosen by the paragraphs' own text (for the invariants; the model's are tested apart)."""
+
+    calls = 0
+
+    def starts(self, paragraphs):
+        self.calls += 1
+        return [i for i, p in enumerate(paragraphs) if i == 0 or len(p) % 3 == 0] + [len(paragraphs) + 5, -1]
+
+
+def test_llm_cuts_keep_the_invariants_on_generated_documents():
+    cutter = StandInCutter()
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(document, st.sampled_from([100, 250, 600]), st.sampled_from([None, 0, 30]))
+    def check(pages, size, overlap):
+        doc = join_pages("d", pages, None)
+        chunks = chunk_document(doc, "llm", chunk_size=size, overlap=overlap, cut_with=cutter)
+        check_invariants(doc, chunks, size)
+
+    check()
+    assert cutter.calls > 0
+    with pytest.raises(ValueError, match="cut_with=llm_cutter"):
+        chunk_document(join_pages("d", ["text"], None), "llm")

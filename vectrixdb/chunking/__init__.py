@@ -1,4 +1,5 @@
-"""Cutting a document's Markdown into chunks, by one of six techniques in one registry.
+"""Cutting a document's Markdown into chunks, by one of six techniques in one registry (and a
+seventh, llm, that needs a chat model: cut_with=llm_cutter(chat)).
 
 Every technique works on spans (start, end) of the document's Markdown, never on copies, so each
 chunk's text is exactly `markdown[start:end]`, its pages are the pages that span overlaps, and its
@@ -44,7 +45,7 @@ def register(name: str) -> Callable[[Chunker], Chunker]:
 
 
 def get_chunker(name: str) -> Chunker:
-    from vectrixdb.chunking import fixed, parent_child, recursive, semantic, sentence, structure  # noqa: F401
+    from vectrixdb.chunking import fixed, llm, parent_child, recursive, semantic, sentence, structure  # noqa: F401
 
     key = ALIASES.get(name, name)
     if key not in CHUNKERS:

@@ -191,7 +191,20 @@ class Report(dict):
                        for k, v in self._headline().items() if k != "warnings")
         table = self.frame.head(20).to_html() if self.frame is not None else ""
         warn = f"<p><b>warnings</b></p><ul>{warnings}</ul>" if warnings else ""
-        return f"<b>{escape(self.kind)} report</b>{warn}<table>{head}</table>{table}"
+        return f"<b>{escape(self.kind)} report</b>{warn}{self._dashboard_link()}<table>{head}</table>{table}"
+
+    def _dashboard_link(self) -> str:
+        """A saved run links to its page in `vectrixdb serve` ($VECTRIXDB_DASHBOARD, else 127.0.0.1:8000)."""
+        import os
+        from html import escape
+
+        run_id = self.meta.get("run_id")
+        if not run_id:
+            return ""
+        base = os.environ.get("VECTRIXDB_DASHBOARD", "http://127.0.0.1:8000").rstrip("/")
+        return (f"<p><a href='{escape(base)}/runs/{escape(run_id)}'>open run {escape(run_id)} in the dashboard</a> "
+                f"(<code>vectrixdb serve FOLDER</code>; offline: <code>vectrixdb export {escape(run_id)} --folder "
+                f"FOLDER --html run.html</code>)</p>")
 
     def __repr__(self) -> str:
         keys = ", ".join(f"{k}={_short(v)}" for k, v in self._headline().items())

@@ -60,8 +60,21 @@ def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: 
         from vectrixdb.chat import ChatWriter
 
         writer = ChatWriter.from_environment()
-    run = Run(_for_run(writer, cache), _for_run(critic, cache) if critic is not None else None,
-              [str(e) for e in examples], scenario, task, kinds, checks, critic_config, evolution, evolve)
+    from vectrixdb.chat_cache import AnswerCache
+
+    store = AnswerCache(cache) if cache is not None else None
+    try:
+        run = Run(_for_run(writer, store), _for_run(critic, store) if critic is not None else None,
+                  [str(e) for e in examples], scenario, task, kinds, checks, critic_config, evolution, evolve)
+        return _write(sources, path, n, run, shares, passages, kinds, started)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages: PassageConfig, kinds: KindConfig,
+           started: float) -> Written:
+    """Steps 1 to 5 and the file (see the module doc)."""
     eligible, skipped, seen = list_passages(sources, passages)
     out = Written(None, n=n, passages={"chunks": seen, "eligible": sum(map(len, eligible)), "tried": 0, "used": 0,
                                        "skipped": dict(skipped)})
@@ -114,23 +127,21 @@ def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: 
     return out
 
 
-def _for_run(writer: Any, cache: Any) -> Any:
+def _for_run(writer: Any, store: Any) -> Any:
     """A copy of the writer for this run: its own usage ledger (so the summary counts this run) and,
-    with cache=, that answer cache. The caller's writer is not changed."""
+    with cache=, that answer cache (one connection, shared with the critic). The caller's writer is
+    not changed."""
     if not (hasattr(writer, "ask") and callable(writer.ask)):
         raise BadInput(f"writer and critic are ChatWriters (anything with ask(messages, schema)), not {type(writer).__name__}")
     if not hasattr(writer, "ledger"):
         return writer
-    from vectrixdb.chat_cache import AnswerCache, Ledger
+    from vectrixdb.chat_cache import Ledger
 
     mine = copy.copy(writer)
     mine.ledger = Ledger()
-    if cache is not None:
-        mine.cache = _CACHES.get(str(cache)) or _CACHES.setdefault(str(cache), AnswerCache(cache))
+    if store is not None:
+        mine.cache = store
     return mine
-
-
-_CACHES: dict[str, Any] = {}  # one connection per cache file in this process, shared by writer and critic
 
 
 class Draft:

@@ -1,0 +1,104 @@
+"""Model-backed chunking: where topics start (llm_cutter) and a note placing a chunk (context_writer).
+
+Both wrap a ChatWriter (any OpenAI-style route or Azure OpenAI), so every call goes through its
+cache (a rerun costs nothing), its limiter and its usage ledger; a refusal (a key not taken, a
+missing deployment, nothing listening) raises Refused and stops the build before anything is
+stored. Document text goes to the model as data (chat_prompt.passage), with chat-template control
+tokens made inert.
+
+- llm_cutter(chat): one call per document section. The section's paragraphs are numbered and the
+  model answers which of them start a new topic; the topics are then cut further where they are
+  longer than chunk_size (chunking/llm.py), so every chunk keeps exact offsets and the size limit.
+  A reply that does not parse or is cut off is not guessed at: that section is cut by paragraphs
+  alone and counted in `cutter.failed`.
+- context_writer(chat): one call per chunk, the document first (its first `document_chars`, the
+  same for every chunk of it, so a server that caches prompt prefixes reuses it) and the chunk
+  after; the reply is one or two
+  sentences placing the chunk in its document. The note is stored in its own column, embedded in
+  front of the chunk and indexed for keyword search, and never shown as the chunk's text. A failed
+  reply gives no note (counted in `writer.failed`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+CUT_SCHEMA = {"title": "cuts", "type": "object",
+              "properties": {"starts": {"type": "array", "items": {"type": "integer", "minimum": 0}, "maxItems": 200}},
+              "required": ["starts"], "additionalProperties": False}
+NOTE_SCHEMA = {"title": "note", "type": "object",
+               "properties": {"note": {"type": "string", "maxLength": 400}}, "required": ["note"],
+               "additionalProperties": False}
+DOCUMENT_CHARS = 24_000  # the most of a document put in front of each chunk: the same prefix for all its chunks
+
+
+@dataclass
+class LLMCutter:
+    chat: Any
+    max_tokens: int = 300
+    calls: int = 0
+    failed: int = 0
+    settings: dict = field(default_factory=lambda: {"kind": "llm_cutter"})
+
+    @property
+    def name(self) -> str:
+        return f"llm_cutter({self.chat.model})"
+
+    def starts(self, paragraphs: list[str]) -> list[int]:
+        """Indexes of the paragraphs that start a new topic (0 always does), in order."""
+        from vectrixdb.chat_prompt import DATA_NOTE, passage
+
+        if len(paragraphs) < 2:
+            return [0]
+        numbered = "\n\n".join(passage(p, f"paragraph {i}") for i, p in enumerate(paragraphs))
+        messages = [{"role": "system", "content": "You split a document section into topics. Each paragraph is "
+                     "numbered. Reply with JSON: starts, the numbers of the paragraphs that begin a new topic, in "
+                     f"order. {DATA_NOTE}"}, {"role": "user", "content": numbered}]
+        outcome = self.chat.ask(messages, CUT_SCHEMA, max_tokens=self.max_tokens)
+        self.calls += 1
+        if not outcome.ok:
+            self.failed += 1
+            return list(range(len(paragraphs)))  # no guess: every paragraph is its own topic
+        found = sorted({i for i in outcome.value["starts"] if 0 <= i < len(paragraphs)} | {0})
+        return found
+
+
+@dataclass
+class ContextWriter:
+    chat: Any
+    max_tokens: int = 120
+    document_chars: int = DOCUMENT_CHARS
+    calls: int = 0
+    failed: int = 0
+    settings: dict = field(default_factory=lambda: {"kind": "context_writer"})
+
+    @property
+    def name(self) -> str:
+        return f"context_writer({self.chat.model})"
+
+    def note(self, document: str, start: int, end: int) -> str:
+        """One or two sentences placing document[start:end] in its document ("" when the reply failed)."""
+        from vectrixdb.chat_prompt import DATA_NOTE, passage
+
+        shown = document if len(document) <= self.document_chars else document[: self.document_chars] + "\n[...]"
+        messages = [{"role": "system", "content": "Write one or two sentences that place the chunk within the "
+                     "document, to improve search retrieval of the chunk. Reply with JSON: note. " + DATA_NOTE},
+                    {"role": "user", "content": passage(shown, "document") + "\n\n"
+                     + passage(document[start:end], "chunk")}]
+        outcome = self.chat.ask(messages, NOTE_SCHEMA, max_tokens=self.max_tokens)
+        self.calls += 1
+        if not outcome.ok:
+            self.failed += 1
+            return ""
+        return " ".join(outcome.value["note"].split())
+
+
+def llm_cutter(chat: Any, *, max_tokens: int = 300) -> LLMCutter:
+    """For add_document(chunk="llm", cut_with=llm_cutter(chat)) and compare_chunking(cut_with=...)."""
+    return LLMCutter(chat, max_tokens)
+
+
+def context_writer(chat: Any, *, max_tokens: int = 120, document_chars: int = DOCUMENT_CHARS) -> ContextWriter:
+    """For add_document(context_with=context_writer(chat)) and compare_chunking(context_with=...).
+    document_chars: how much of the document (from its start) goes in front of every chunk."""
+    return ContextWriter(chat, max_tokens, document_chars)

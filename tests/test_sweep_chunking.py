@@ -76,7 +76,7 @@ def test_compare_chunking_plan_ties_and_saved_run(tmp_path):
     cost = report["cost"]
     assert cost["unique_texts"] < cost["chunks_made"]  # identical texts across builds were embedded once
     assert cost["texts_embedded"] <= cost["unique_texts"]
-    assert {s["name"] for s in report["skipped"]} == {"llm", "contextual", "late"}
+    assert {s["name"] for s in report["skipped"]} == {"llm", "contextual", "late"}  # no chat model given
     saved = json.loads((tmp_path / "chunking" / "runs" / report["run_id"] / "report.json").read_text())
     assert saved["values"]["best"]["name"] == best["name"]
     per_question = (tmp_path / "chunking" / "runs" / report["run_id"] / "questions.csv").read_text().splitlines()
@@ -151,3 +151,41 @@ def test_compare_chunking_with_a_model_decides_by_answered_right(policies):
     assert "right" in report.frame and report["model"]["outcomes"] == {"ok": 4}
     with pytest.raises(ValueError, match="both a way to answer and a judge"):
         compare_chunking(docs, qs, answer=answer, progress=False)
+
+
+def test_model_backed_builds_in_the_comparison(policies, tmp_path):
+    import json as _json
+
+    from tests.llama_server import Scripted
+    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chunk_models import context_writer, llm_cutter
+
+    docs = {d["doc_id"]: policies.document(d["doc_id"]) for d in policies.documents()}
+    qs = [Question("Can I defer loan payments after a disaster?", "no late fees", ["deferment"], "1"),
+          Question("Am I liable after reporting a stolen card?", "not liable", ["card-fraud"], "2")]
+    server = Scripted()
+    try:
+        for _ in range(4):  # one cut per document section (one section each)
+            server.answer(_json.dumps({"starts": [0]}))
+        for _ in range(4):  # one note per chunk; both techniques make the same chunks: the second is cached
+            server.answer(_json.dumps({"note": "A bank policy."}))
+        chat = ChatWriter(server.url, model="m", max_retries=0, cache=str(tmp_path / "c.sqlite"))
+        report = compare_chunking(docs, qs, budget=300, techniques=["fixed", "recursive"], sizes=[200],
+                                  headings=[False], cut_with=llm_cutter(chat), context_with=context_writer(chat),
+                                  late=True, progress=False)
+        names = {t["name"] for t in report["techniques"]}
+        assert {"llm", "fixed+notes", "recursive+notes", "late"} <= names and report["skipped"] == []
+        assert len(server.requests) == 8
+        costs = {c["build"]: c for c in report["model_builds"]}
+        assert costs["llm/200/plain"]["calls"] == 4 and costs["fixed+notes/1000/plain"]["requests"] == 4
+        assert costs["recursive+notes/1000/plain"]["requests"] == 0 and costs["recursive+notes/1000/plain"]["cached"] == 4
+        quiet = compare_chunking(docs, qs, budget=300, techniques=["fixed"], sizes=[200], headings=[False],
+                                 progress=False)
+        assert {s["name"] for s in quiet["skipped"]} == {"llm", "contextual", "late"}
+        server.fail(403, "deployment disabled")
+        refused = compare_chunking(docs, qs, budget=300, techniques=["fixed"], sizes=[300], headings=[False],
+                                   chat=ChatWriter(server.url, model="m", max_retries=0), answer=lambda q, c: c,
+                                   judge=lambda *a: 1.0, late=False, progress=False)
+        assert any(s["name"] == "llm" and "deployment disabled" in s["why"] for s in refused["skipped"])
+    finally:
+        server.close()

@@ -20,8 +20,8 @@ and the model's calls, tokens, cost and unscorable outcomes are in `report["mode
 
 Cost: every build is chunked first, then the distinct texts of all 36 builds are embedded in one
 batch (through the cache), so overlapping builds never embed a text twice; search is an exact
-cosine over each build's matrix, in memory. The model-backed techniques (LLM cuts, contextual
-notes, late chunking) are not built yet: the report lists them under `skipped`.
+cosine over each build's matrix, in memory. The model-backed builds (LLM cuts, contextual notes,
+late chunking) are in evaluation/chunking_models.py; what was not built is under `skipped`, with why.
 """
 from __future__ import annotations
 
@@ -40,9 +40,6 @@ TECHNIQUES = ("structure", "parent_child", "recursive", "sentence", "semantic", 
 SIZES = (500, 1000, 2000)
 SMALL_SIZES = {"parent_child": (250, 500, 1000)}
 ALPHA = 0.05
-SKIPPED = [{"name": "llm", "why": "needs a chat model (chat=); model-backed builds are not implemented yet"},
-           {"name": "contextual", "why": "needs a chat model (context_with=); not implemented yet"},
-           {"name": "late", "why": "late chunking is not implemented yet"}]
 
 
 @dataclass
@@ -53,6 +50,7 @@ class Build:
     spans: dict[str, list[tuple[int, int, int]]]  # collection -> (doc index, start, end) handed per chunk
     texts: dict[str, list[str]]  # collection -> what the embedder sees per chunk
     chunks: int = 0
+    vectors: dict | None = None  # collection -> one vector per chunk, when not embedded from texts (late chunking)
 
 
 def collections_of(documents: Any) -> dict[str, list]:
@@ -67,16 +65,20 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
                      sizes: Sequence[int] | dict | None = None, headings: Sequence[bool] | None = None,
                      save_to: str | None = None, model: Any = None, alpha: float = ALPHA,
                      chat: Any = None, answer: Any = None, judge: Any = None, threshold: float = 0.5,
+                     cut_with: Any = None, context_with: Any = None, late: bool | None = None,
                      executor: str = "local", progress: bool = True) -> Report:
     """See the module docstring. With a model (chat=, or answer= and judge=), each build's answer is
     written from the characters it handed over alone and judged against the golden reference:
     answered right decides the ranking and the exact tests, and found is kept beside it.
     executor="ray" chunks the builds and embeds their distinct texts on a Ray cluster (model calls
-    stay here, behind the writer's one limiter and cache); the outcomes are the same as local."""
+    stay here, behind the writer's one limiter and cache); the outcomes are the same as local.
+    cut_with=, context_with= and late= give (or, with False, refuse) each model-backed build; chat=
+    gives the first two (evaluation/chunking_models.py)."""
     from vectrixdb.chunking import get_chunker
     from vectrixdb.embedding import get_embedder
     from vectrixdb.evaluation.golden import questions_of
     from vectrixdb.evaluation.report import now
+    from vectrixdb.evaluation.chunking_models import model_builds, plan_model_builds
     from vectrixdb.executors import embed_corpus
 
     if budget <= 0:
@@ -100,8 +102,14 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     embedded_before, reused_before = getattr(embedder, "embedded", 0), getattr(embedder, "reused", 0)
     plan = [(t, size, h) for t in techniques for size in _sizes(t, sizes) for h in headings]
     builds = make_builds(collections, plan, embedder, progress, executor, model)
+    give, skipped = plan_model_builds(chat, cut_with, context_with, late, embedder)
+    extra, refused, model_costs = model_builds(collections, give, techniques, sorted({s for t in techniques
+                                                                                     for s in _sizes(t, sizes)}),
+                                               headings, embedder, progress)
+    builds += extra
+    skipped += refused
     chunked = time.perf_counter() - started
-    unique = list(dict.fromkeys(t for b in builds for texts in b.texts.values() for t in texts))
+    unique = list(dict.fromkeys(t for b in builds if b.vectors is None for texts in b.texts.values() for t in texts))
     index = {t: i for i, t in enumerate(unique)}
     start = time.perf_counter()
     vectors = embed_corpus(unique, embedder, executor=executor, progress=progress)
@@ -111,7 +119,7 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     qvecs = embedder.encode([q.question for q, _ in assigned])
     outcomes, handed = {}, {}
     for b in builds:
-        matrices = {name: vectors[[index[t] for t in texts]] for name, texts in b.texts.items()}
+        matrices = b.vectors or {name: vectors[[index[t] for t in texts]] for name, texts in b.texts.items()}
         key = (b.technique, b.size, b.heading)
         handed[key] = [_hand_over(matrices[name] @ qv, b.spans[name], budget) for (q, name), qv in zip(assigned, qvecs)]
         outcomes[key] = [_found(q, collections[name], h) for (q, name), h in zip(assigned, handed[key])]
@@ -124,7 +132,7 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     if model_cost is not None:
         values["model"] = model_cost
     values.update({"questions": len(assigned), "unassigned": len(questions) - len(assigned), "budget": budget,
-                   "skipped": SKIPPED, "cost": {
+                   "skipped": skipped, "model_builds": model_costs, "cost": {
                        "builds": len(builds), "chunks_made": sum(b.chunks for b in builds),
                        "unique_texts": len(unique), "texts_embedded": embedded_texts, "texts_reused": reused_texts,
                        "questions_embedded": getattr(embedder, "embedded", 0) - embedded_before - embedded_texts,

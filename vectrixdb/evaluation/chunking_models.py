@@ -1,0 +1,130 @@
+"""compare_chunking's model-backed builds: LLM cut points, contextual notes, late chunking.
+
+- LLM-based (cut_with=llm_cutter(chat), given by chat=): the model says where each topic starts, at
+  every size of the plan.
+- Contextual (context_with=context_writer(chat), given by chat=): each technique once more at its
+  middle size, with the model's note in front of every chunk for the embedder (one call a chunk,
+  so not at every size). Named `<technique>+notes`.
+- Late (late=True, and by default with chat=, when the embedding model pools the mean of its
+  tokens): recursive chunks at the middle size, each vector the mean of its tokens read in the
+  whole document.
+
+Each is given or refused on its own (False refuses); what was not built is in `skipped` with the
+true reason: no chat model, a model that pools its first token, or the service's refusal (the
+model-free builds are still compared). Model calls go through the writer's cache, so a rerun costs
+nothing; each build's calls, tokens and cost are in `report["model_builds"]`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from vectrixdb.errors import Refused, Unsupported
+
+MIDDLE = {"parent_child": 500}
+DEFAULT_MIDDLE = 1000
+
+
+def plan_model_builds(chat: Any, cut_with: Any, context_with: Any, late: Any, embedder: Any) -> tuple[dict, list]:
+    """What to build ({"llm": cutter, "notes": writer, "late": True}) and what is skipped, with why."""
+    from vectrixdb.chunk_models import context_writer, llm_cutter
+
+    give, skipped = {}, []
+    for kind, given, make, why in (("llm", cut_with, llm_cutter, "needs a chat model: chat= or cut_with=llm_cutter(chat)"),
+                                   ("contextual", context_with, context_writer,
+                                    "needs a chat model: chat= or context_with=context_writer(chat)")):
+        if given is False:
+            skipped.append({"name": kind, "why": "refused by the caller (False)"})
+        elif given is not None:
+            give[kind] = given
+        elif chat is not None:
+            give[kind] = make(chat)
+        else:
+            skipped.append({"name": kind, "why": why})
+    if late is False:
+        skipped.append({"name": "late", "why": "refused by the caller (late=False)"})
+    elif late is None and chat is None:
+        skipped.append({"name": "late", "why": "built with the model-backed builds: chat= (or late=True)"})
+    else:
+        from vectrixdb.late import check_late
+
+        try:
+            check_late(embedder)
+            give["late"] = True
+        except Unsupported as exc:
+            if late is True:
+                raise
+            skipped.append({"name": "late", "why": str(exc)})
+    return give, skipped
+
+
+def model_builds(collections: dict[str, list], give: dict, techniques: list[str], sizes: list[int], headings: list[bool],
+                 embedder: Any, progress: bool = False) -> tuple[list, list, list]:
+    """(builds, skipped, costs): the model-backed builds of `give`, each a chunking Build."""
+    from vectrixdb.evaluation.chunking import Build
+
+    builds, skipped, costs = [], [], []
+    jobs = [("llm", size, h) for size in sizes for h in headings] if "llm" in give else []
+    jobs += [(f"{t}+notes", MIDDLE.get(t, DEFAULT_MIDDLE), False) for t in techniques] if "contextual" in give else []
+    jobs += [("late", DEFAULT_MIDDLE, False)] if "late" in give else []
+    from tqdm.auto import tqdm
+
+    for name, size, heading in tqdm(jobs, desc="model-backed builds", disable=not progress):
+        kind = "llm" if name == "llm" else "late" if name == "late" else "contextual"
+        if any(s["name"] == kind for s in skipped):
+            continue
+        model = give.get(kind) if kind != "late" else None
+        before = _totals(model)
+        try:
+            build = Build(name, size, heading, {}, {})
+            _fill(build, collections, kind, model, size, heading, embedder)
+        except Refused as exc:
+            skipped.append({"name": kind, "why": f"refused by the service: {exc}"})
+            continue
+        builds.append(build)
+        costs.append({"build": f"{name}/{size}/{'heading' if heading else 'plain'}",
+                      **({"calls": model.calls, "failed": model.failed} if model is not None else {}),
+                      **_delta(_totals(model), before)})
+    return builds, skipped, costs
+
+
+def _fill(build, collections: dict[str, list], kind: str, model: Any, size: int, heading: bool, embedder: Any) -> None:
+    import numpy as np
+
+    from vectrixdb.chunking import chunk_document
+    from vectrixdb.ingest import embed_text
+    from vectrixdb.late import late_vectors
+
+    technique = "llm" if kind == "llm" else "recursive" if kind == "late" else build.technique.split("+")[0]
+    vectors: dict[str, Any] = {}
+    for name, docs in collections.items():
+        spans, texts, rows = [], [], []
+        for d, doc in enumerate(docs):
+            options = {"cut_with": model} if kind == "llm" else {"embedder": embedder}
+            chunks = chunk_document(doc, technique, chunk_size=size, **options)
+            for c in chunks:
+                handed = c.parent or c
+                spans.append((d, handed.start, handed.end))
+                text = embed_text(c, heading)
+                if kind == "contextual":
+                    note = model.note(doc.markdown, c.start, c.end)
+                    text = f"{note}\n\n{text}" if note else text
+                texts.append(text)
+            if kind == "late":
+                rows.append(late_vectors(embedder, doc.markdown, [(c.start, c.end) for c in chunks]))
+        build.spans[name], build.texts[name] = spans, texts
+        build.chunks += len(spans)
+        if kind == "late":
+            vectors[name] = np.vstack(rows) if rows else np.zeros((0, embedder.dim), np.float32)
+    if kind == "late":
+        build.vectors = vectors
+
+
+def _totals(model: Any) -> dict:
+    chat = getattr(model, "chat", None)
+    return dict(chat.totals()) if chat is not None and hasattr(chat, "totals") else {}
+
+
+def _delta(after: dict, before: dict) -> dict:
+    keys = ("requests", "cached", "prompt_tokens", "completion_tokens", "seconds", "cost")
+    return {k: (after.get(k) or 0) - (before.get(k) or 0) if after.get(k) is not None else None
+            for k in keys if k in after}

@@ -49,7 +49,7 @@ class Vectrix:
         self._catalog = None
         self._indexes: dict[str, Any] = {}
         self._keywords = None
-        self._docs_cache: tuple[int, list[dict]] | None = None
+        self._docs_cache: tuple[Any, list[dict]] | None = None
         self._visible_keywords: dict[tuple, Any] = {}  # (catalog state, visible keys) -> in-memory BM25
         if (self.folder / CATALOG).exists():
             self._open()
@@ -216,9 +216,9 @@ class Vectrix:
 
     # reading back ---------------------------------------------------------------------------
     def documents(self) -> list[dict]:
-        generation = self.catalog.generation()
-        if self._docs_cache is None or self._docs_cache[0] != generation:
-            self._docs_cache = (generation, self.catalog.documents())
+        state = self.catalog.state()  # not the generation alone: a restored backup can repeat a number
+        if self._docs_cache is None or self._docs_cache[0] != state:
+            self._docs_cache = (state, self.catalog.documents())
         return self._docs_cache[1]
 
     def document(self, doc_id: str):

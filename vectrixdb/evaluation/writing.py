@@ -84,7 +84,7 @@ def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages:
         out.notes.append(f"only {len(slots)} passage slot(s) for n={n}: the collection has {out.passages['eligible']} "
                          "eligible chunk(s)")
     tried: set[str] = set()
-    chosen = [run.choose(slot, passages, tried, None) for slot in slots]
+    chosen = [run.choose(slot, passages, tried, None, within=True) for slot in slots]
     paired = [bool(c and alike[s.source] and alike[s.source].partners(c, kinds)) for c, s in zip(chosen, slots)]
     plan, wanted, notes = plan_kinds(shares, paired)
     out.notes += notes
@@ -174,11 +174,12 @@ class Run:
     def writers(self) -> list:
         return [self.writer] if self.critic is self.writer else [self.writer, self.critic]
 
-    def choose(self, slot: Slot, config: PassageConfig, tried: set[str], fits=None) -> Passage | None:
-        """The slot's next passage: candidates not tried yet are scored in order until one reaches the
-        bar or `tries` were scored; the best is kept (the first when none could be scored)."""
+    def choose(self, slot: Slot, config: PassageConfig, tried: set[str], fits=None, within: bool = False) -> Passage | None:
+        """The slot's next passage: candidates not tried yet (of its own section when `within`) are
+        scored in order until one reaches the bar or `tries` were scored; the best is kept (the first
+        when none could be scored)."""
         best, best_score, scored = None, -1.0, 0
-        for candidate in slot.candidates:
+        for candidate in slot.candidates[:slot.section] if within else slot.candidates:
             if candidate.chunk_id in tried or (fits is not None and not fits(candidate)):
                 continue
             tried.add(candidate.chunk_id)

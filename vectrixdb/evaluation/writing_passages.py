@@ -57,10 +57,12 @@ class Passage:
 
 @dataclass
 class Slot:
-    """A place in the plan: candidate passages in the order they are tried."""
+    """A place in the plan: candidate passages in the order they are tried; the first `section` of
+    them are its own section's (the passage critic's tries stay there; a replacement may go further)."""
 
     source: int
     candidates: list[Passage] = field(default_factory=list)
+    section: int = 0
 
 
 def skip_reason(text: str, page_scores: list[float], config: PassageConfig) -> str | None:
@@ -172,7 +174,7 @@ def plan_slots(eligible: list[list[Passage]], n: int, tries: int) -> list[Slot]:
                     mine = {p.chunk_id for p in own}
                     rest = [p for p in section if p.chunk_id not in mine]
                     others = [p for p in doc if p.headings != section[0].headings]
-                    slots.append(Slot(passages[0].source, own + rest + others))
+                    slots.append(Slot(passages[0].source, own + rest + others, len(section)))
     return slots
 
 

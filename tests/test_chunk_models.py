@@ -70,3 +70,42 @@ def test_the_local_model_cuts_within_bounds_and_writes_notes(llama_server, tmp_p
     writer = context_writer(chat, max_tokens=60, document_chars=400)
     note = writer.note(SECTION, chunks[-1].start, chunks[-1].end)
     assert isinstance(note, str) and writer.calls == 1 and (note or writer.failed == 1)
+
+
+def test_ingestion_with_cuts_notes_and_late_chunking(server, tmp_path):
+    from vectrixdb import Vectrix
+
+    server.answer(json.dumps({"starts": [0, 2]})).answer(json.dumps({"starts": [0]}))
+    chat = ChatWriter(server.url, model="m", max_retries=0, cache=str(tmp_path / "c.sqlite"))
+    db = Vectrix("models", path=tmp_path)
+    db.add_document(SECTION, doc_id="uber", chunk="llm", chunk_size=200, cut_with=llm_cutter(chat))
+    assert db.document("uber") is not None and len(db.chunks()) == 3
+    assert db.catalog.documents()[0]["settings"]["cut_with"] == "llm_cutter(m)"
+    for _ in range(3):
+        server.answer(json.dumps({"note": "Uber's platform section, with the Rideshare figures."}))
+    db.add_document(SECTION, doc_id="uber", chunk="llm", chunk_size=200, cut_with=llm_cutter(chat),
+                    context_with=context_writer(chat))  # the cuts are cached; three notes are asked
+    chunks = db.chunks()
+    assert all(c["note"].startswith("Uber's platform section") for c in chunks)
+    assert all(c["note"] not in c["text"] for c in chunks)  # stored apart, never the chunk's text
+    hit = db.search("Rideshare figures", 1, mode="keyword")[0]  # the note is indexed for keyword search
+    assert "Rideshare" not in hit.text and hit.doc_id == "uber"
+    server.fail(401, "bad key")
+    with pytest.raises(Refused, match="bad key"):
+        db.add_document("# New\n\nSomething else entirely.\n\nAnd more.", doc_id="new", chunk="llm", chunk_size=200,
+                        cut_with=llm_cutter(ChatWriter(server.url, model="other", max_retries=0)))
+    assert [d["doc_id"] for d in db.documents()] == ["uber"]  # the refused batch left nothing behind
+    with pytest.raises(ValueError, match="not be comparable"):
+        db.add_document("Late text.", doc_id="late", late=True)
+    late = Vectrix("late", path=tmp_path)
+    late.add_document(SECTION, doc_id="uber", chunk="recursive", chunk_size=120, late=True)
+    assert "Freight matches" in late.search("freight carriers", 1)[0].text
+    import numpy as np
+
+    from vectrixdb.late import late_vectors
+
+    _, stored = late.catalog.vectors("default")
+    spans = [(c["start"], c["end"]) for c in late.chunks()]
+    assert np.allclose(stored, late_vectors(late.embedder(), late.document("uber").markdown, spans), atol=1e-6)
+    with pytest.raises(ValueError, match="leave out context_with= and embed_heading="):
+        late.add_document("x y z.", doc_id="x", late=True, embed_heading=True)

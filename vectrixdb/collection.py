@@ -254,7 +254,7 @@ class Vectrix:
                     pages[doc] = self.catalog.pages(doc)
                 on = tuple(p["number"] for p in pages[doc] if p["start"] < end and start < p["end"])
             out.append({"chunk_id": row["chunk_id"], "doc_id": doc, "text": markdown[doc][start:end], "pages": on,
-                        "headings": row["headings"], "start": start, "end": end})
+                        "headings": row["headings"], "start": start, "end": end, "note": row["note"]})
         return out
 
     def info(self) -> dict:

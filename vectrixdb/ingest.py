@@ -1,8 +1,17 @@
 """The ingestion path behind Vectrix.add_documents: read, chunk, embed, then store in one transaction.
 
-Everything that can fail on bad input (reading, chunking, embedding) happens before the catalog is
-touched; the catalog write is a single SQLite transaction under the collection's file lock, and
-the derived indexes are updated only after it commits.
+Everything that can fail on bad input (reading, chunking, model calls, embedding) happens before
+the catalog is touched; the catalog write is a single SQLite transaction under the collection's
+file lock, and the derived indexes are updated only after it commits.
+
+Model-backed options (vectrixdb.chunk_models): chunk="llm" with cut_with=llm_cutter(chat);
+context_with=context_writer(chat), a note per chunk stored in its own column, embedded in front of
+the chunk and indexed for keyword search, never shown as its text; late=True, each chunk's vector
+the mean of its tokens read in the whole document (vectrixdb.late). Each document records what
+was used (by name) in its settings. Late vectors and vectors of the chunk's own text are not
+comparable, so a collection records which kind it holds on its first add and refuses the other;
+late chunking with a note or a heading path in front is refused too (neither is in the document's
+tokens). A refusal by the model's service stops the batch before anything is stored.
 """
 from __future__ import annotations
 
@@ -25,16 +34,41 @@ class Prepared:
     metadata: dict
     access: dict
     settings: dict
+    notes: list[str] | None = None
+    vectors: Any = None  # late chunking: the default space's vectors, one per chunk
+
+
+PLAIN_OPTIONS = ("chunk", "chunk_size", "overlap", "embed_heading")
+MODEL_OPTIONS = ("cut_with", "context_with", "late")
 
 
 def settings_for(db, chunking: dict) -> dict:
-    unknown = set(chunking) - {"chunk", "chunk_size", "overlap", "embed_heading"}
+    """The document's settings: the collection's defaults overridden by what was given; model-backed
+    options are recorded by name. Incompatible combinations are refused, with the reason."""
+    unknown = set(chunking) - set(PLAIN_OPTIONS) - set(MODEL_OPTIONS)
     if unknown:
-        raise TypeError(f"unknown option(s) {sorted(unknown)}; chunking takes chunk, chunk_size, overlap, embed_heading")
+        raise TypeError(f"unknown option(s) {sorted(unknown)}; chunking takes {', '.join(PLAIN_OPTIONS + MODEL_OPTIONS)}")
     base = db.catalog.get("chunking") or {}
-    merged = {**base, **{k: v for k, v in chunking.items() if v is not None}}
+    merged = {**base, **{k: v for k, v in chunking.items() if v is not None and k in PLAIN_OPTIONS}}
     if merged.get("overlap") is None:
         merged["overlap"] = merged["chunk_size"] // 5
+    cut, context, late = (chunking.get(k) for k in MODEL_OPTIONS)
+    if cut is not None and merged["chunk"] != "llm":
+        raise BadInput(f'cut_with= is for chunk="llm", not chunk={merged["chunk"]!r}')
+    if late and (context is not None or merged.get("embed_heading")):
+        raise BadInput("late chunking pools each chunk's own tokens in the document; a note or heading path in front "
+                       "is not part of the document: leave out context_with= and embed_heading= with late=True")
+    if late:
+        from vectrixdb.late import check_late
+
+        check_late(db.embedder())
+    kind, recorded = ("late" if late else "text"), db.catalog.get("vector_kind")
+    if recorded and recorded != kind:
+        described = "late=True" if recorded == "late" else "each chunk embedded alone"
+        raise BadInput(f"this collection's vectors are {recorded} vectors ({described}); {kind} vectors would not be "
+                       "comparable with them: add with the same setting, or build another collection")
+    merged.update({"cut_with": getattr(cut, "name", None), "context_with": getattr(context, "name", None),
+                   "late": bool(late), "_tools": {"cut_with": cut, "context_with": context}})
     return merged
 
 
@@ -78,20 +112,51 @@ def prepare(db, items: list, chunking: dict, progress: bool, *, max_chars: int |
         if doc.doc_id in seen:
             raise BadInput(f"doc_id {doc.doc_id!r} appears twice in one batch")
         seen.add(doc.doc_id)
+        tools = settings["_tools"]
+        options = {"cut_with": tools["cut_with"]} if settings["chunk"] == "llm" else {}
         chunks = chunk_document(doc, settings["chunk"], chunk_size=settings["chunk_size"],
-                                overlap=settings["overlap"], embedder=db.embedder())
+                                overlap=settings["overlap"], embedder=db.embedder(), **options)
         metadata = item.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise BadInput(f"{doc.doc_id}: metadata must be a dict, not {metadata!r}")
         access = check_access(item.get("access"), f"{doc.doc_id}: access")
-        out.append(Prepared(doc, chunks, [embed_text(c, settings["embed_heading"]) for c in chunks],
-                            metadata, access, settings))
+        embedded = [embed_text(c, settings["embed_heading"]) for c in chunks]
+        notes = None
+        if tools["context_with"] is not None:
+            notes = [tools["context_with"].note(doc.markdown, c.start, c.end) for c in chunks]
+            embedded = [f"{n}\n\n{t}" if n else t for n, t in zip(notes, embedded)]
+        vectors = None
+        if settings["late"]:
+            from vectrixdb.late import late_vectors
+
+            vectors = late_vectors(db.embedder(), doc.markdown, [(c.start, c.end) for c in chunks])
+        recorded = {k: v for k, v in settings.items() if k != "_tools"}
+        out.append(Prepared(doc, chunks, embedded, metadata, access, recorded, notes, vectors))
+    return out
+
+
+def _vectors(db, prepared: list[Prepared], progress: bool) -> dict:
+    """Every space's vectors for the batch, in chunk order; late-chunked documents bring their own
+    for the default space (other spaces embed the chunk texts as usual)."""
+    import numpy as np
+
+    from vectrixdb.collection import DEFAULT_SPACE
+
+    out = {}
+    for space in db.spaces:
+        own = [p for p in prepared if p.vectors is None or space != DEFAULT_SPACE]
+        texts = [t for p in own for t in p.embedded]
+        encoded = iter(db.embedder(space).encode(texts, progress=progress and len(texts) > 64)) if texts else iter(())
+        rows = []
+        for p in prepared:
+            rows += list(p.vectors) if p.vectors is not None and space == DEFAULT_SPACE else \
+                [next(encoded) for _ in p.embedded]
+        out[space] = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
     return out
 
 
 def store(db, prepared: list[Prepared], progress: bool) -> list[str]:
-    texts = [t for p in prepared for t in p.embedded]
-    vectors = {space: db.embedder(space).encode(texts, progress=progress and len(texts) > 64) for space in db.spaces}
+    vectors = _vectors(db, prepared, progress)
     with db.lock:
         conn = db.catalog.conn
         conn.execute("BEGIN IMMEDIATE")
@@ -100,9 +165,11 @@ def store(db, prepared: list[Prepared], progress: bool) -> list[str]:
             for p in prepared:
                 removed += db.catalog.delete_document(p.doc.doc_id)
                 db.catalog.insert_document(p.doc, p.metadata, p.access, p.settings)
-                keys += db.catalog.insert_chunks(p.doc.doc_id, p.chunks, p.embedded)
+                keys += db.catalog.insert_chunks(p.doc.doc_id, p.chunks, p.embedded, p.notes)
             for space, vecs in vectors.items():
                 db.catalog.insert_vectors(space, keys, vecs)
+            if prepared and db.catalog.get("vector_kind") is None:
+                db.catalog.set("vector_kind", "late" if prepared[0].settings["late"] else "text")
             before = db.catalog.state()
             after = db.catalog.bump()
             conn.execute("COMMIT")

@@ -29,7 +29,8 @@ CREATE TABLE IF NOT EXISTS pages (
 CREATE TABLE IF NOT EXISTS chunks (
   key INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id TEXT UNIQUE NOT NULL, doc_id TEXT NOT NULL,
   ord INTEGER NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL, pages TEXT NOT NULL,
-  headings TEXT NOT NULL, parent_start INTEGER, parent_end INTEGER, embedded TEXT NOT NULL);
+  headings TEXT NOT NULL, parent_start INTEGER, parent_end INTEGER, embedded TEXT NOT NULL,
+  note TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id);
 CREATE TABLE IF NOT EXISTS vectors (
   space TEXT NOT NULL, key INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (space, key));
@@ -64,6 +65,7 @@ class Catalog:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.executescript(SCHEMA)
+        self._add_missing_columns()
         if self.get("identity") is None:  # written once, with the catalog (or an older one's first open)
             try:
                 self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('identity', ?)",
@@ -71,6 +73,15 @@ class Catalog:
             except sqlite3.OperationalError:  # read-only: trust no saved index rather than refuse to open
                 pass
         self.identity: str = self.get("identity") or f"unrecorded-{secrets.token_hex(16)}"
+
+    def _add_missing_columns(self) -> None:
+        """Columns later versions added (a chunk's contextual note), added to an older catalog."""
+        have = {row[1] for row in self.conn.execute("PRAGMA table_info(chunks)")}
+        if "note" not in have:
+            try:
+                self.conn.execute("ALTER TABLE chunks ADD COLUMN note TEXT NOT NULL DEFAULT ''")
+            except sqlite3.OperationalError:  # read-only: the column reads as missing; notes show as ""
+                pass
 
     # settings ---------------------------------------------------------------------------------
     def get(self, key: str, default: Any = None) -> Any:
@@ -114,15 +125,19 @@ class Catalog:
             [(doc.doc_id, p.number, p.start, p.end, json.dumps(list(p.flags)), p.score) for p in doc.pages],
         )
 
-    def insert_chunks(self, doc_id: str, chunks: Sequence, embedded: Sequence[str]) -> list[int]:
+    def insert_chunks(self, doc_id: str, chunks: Sequence, embedded: Sequence[str],
+                      notes: Sequence[str] | None = None) -> list[int]:
+        """Chunks as offsets; `embedded` is what the embedder and keyword index saw (kept only when
+        it differs from the chunk's text), `notes` a contextual note per chunk, kept apart from it."""
         keys = []
         for i, (c, text) in enumerate(zip(chunks, embedded)):
             parent = c.parent
             cur = self.conn.execute(
                 "INSERT INTO chunks (chunk_id, doc_id, ord, start, \"end\", pages, headings, parent_start, "
-                "parent_end, embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "parent_end, embedded, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (f"{doc_id}::{i}", doc_id, i, c.start, c.end, json.dumps(list(c.pages)), json.dumps(list(c.headings)),
-                 parent.start if parent else None, parent.end if parent else None, text if text != c.text else ""),
+                 parent.start if parent else None, parent.end if parent else None, text if text != c.text else "",
+                 notes[i] if notes else ""),
             )
             keys.append(cur.lastrowid)
         return keys
@@ -206,7 +221,7 @@ class Catalog:
     def chunk_listing(self, doc_ids: Iterable[str] | None = None) -> list[dict]:
         """Every chunk (of `doc_ids`, else of all documents) in document order, with its span, pages,
         headings and parent-section span; read by Vectrix.chunks (the question writer's passages)."""
-        sql = ('SELECT chunk_id, doc_id, ord, start, "end", pages, headings, parent_start, parent_end '
+        sql = ('SELECT chunk_id, doc_id, ord, start, "end", pages, headings, parent_start, parent_end, note '
                "FROM chunks{} ORDER BY doc_id, ord")
         if doc_ids is None:
             rows = self.conn.execute(sql.format("")).fetchall()
@@ -217,5 +232,5 @@ class Catalog:
                 rows += self.conn.execute(sql.format(f" WHERE doc_id IN ({','.join('?' * len(part))})"), part).fetchall()
             rows.sort(key=lambda r: (r[1], r[2]))
         return [{"chunk_id": c, "doc_id": d, "ord": o, "start": s, "end": e, "pages": tuple(json.loads(p)),
-                 "headings": tuple(json.loads(h)), "parent": (ps, pe) if ps is not None else None}
-                for c, d, o, s, e, p, h, ps, pe in rows]
+                 "headings": tuple(json.loads(h)), "parent": (ps, pe) if ps is not None else None, "note": note}
+                for c, d, o, s, e, p, h, ps, pe, note in rows]

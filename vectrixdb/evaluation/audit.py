@@ -13,8 +13,9 @@ the top by almost any search; people's questions are not. Per question (the repo
 - difficulty: the rank of the first result that is right (a chunk on an expected page, or of an
   expected document) under keyword and under dense search, to depth; None when not in the top depth.
 
-Per set (`report["sets"]["drafted"]`, `["real"]`): medians and shares of the above, and `gap`, the
-drafted set's figure less the real one's, which is what the spec's warning is about.
+Per set (`report["sets"]["drafted"]`, `["real"]`; other names with names=): medians and shares of
+the above, and `gap`, the drafted set's figure less the real one's, which is what the spec's
+warning is about.
 """
 from __future__ import annotations
 
@@ -34,23 +35,26 @@ BINS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 30), (31, 45), (46, 10**6))
 MODES = ("keyword", "dense")
 
 
-def audit_golden(golden: Any, db: Any, real: Any = None, *, depth: int = 20):
-    """A Report (kind golden_audit): one row per question in .frame, and per-set figures."""
+def audit_golden(golden: Any, db: Any, real: Any = None, *, depth: int = 20,
+                 names: tuple[str, str] = ("drafted", "real")):
+    """A Report (kind golden_audit): one row per question in .frame, and per-set figures under
+    `names` (the audited set's, then the real questions')."""
     import pandas as pd
 
     from vectrixdb.evaluation.report import Report, now
 
     started = now()
-    sets = {"drafted": questions_of(golden, db)}
+    mine, theirs = names
+    sets = {mine: questions_of(golden, db)}
     if real is not None:
-        sets["real"] = questions_of(real, db)
+        sets[theirs] = questions_of(real, db)
     layout = _Layout(db)
     rows = [_row(name, q, db, layout, depth) for name, questions in sets.items() for q in questions]
     figures = {name: _figures([r for r in rows if r["set"] == name], layout, depth) for name in sets}
     frame = pd.DataFrame(rows).set_index(["set", "id"]) if rows else pd.DataFrame()
     values: dict[str, Any] = {"sets": figures, "questions": len(rows), "depth": depth, "warnings": []}
-    if "real" in figures:
-        values["gap"] = {key: _minus(figures["drafted"].get(key), figures["real"].get(key))
+    if theirs in figures:
+        values["gap"] = {key: _minus(figures[mine].get(key), figures[theirs].get(key))
                          for key in ("overlap_median", "words_median", "keyword_at_1", "dense_at_1",
                                      "keyword_median_rank", "dense_median_rank")}
     for name, questions in sets.items():

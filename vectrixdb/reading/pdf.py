@@ -41,6 +41,9 @@ def _styles(page) -> list[tuple[str, float, bool]]:
     return runs
 
 
+PROGRESS_FROM = 20  # a PDF of this many pages or more shows a bar as its pages are read (about 15 a second)
+
+
 def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document:
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
@@ -53,7 +56,11 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise ValueError(f"{where}: the PDF is encrypted; decrypt it first")
-        pages = [(p.extract_text(extraction_mode="layout") or "", _styles(p)) for p in reader.pages]
+        from tqdm.auto import tqdm
+
+        shown = reader.pages if len(reader.pages) < PROGRESS_FROM else tqdm(
+            reader.pages, desc=f"reading {where.rsplit('/', 1)[-1]}", unit="page", leave=False)
+        pages = [(p.extract_text(extraction_mode="layout") or "", _styles(p)) for p in shown]
     except PdfReadError as exc:
         raise ValueError(f"{where}: not a readable PDF ({exc})") from None
     except ValueError:

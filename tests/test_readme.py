@@ -1,0 +1,24 @@
+"""The README's Python snippets run as written (those that need no chat model or your own files)."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+NEEDS_MORE = ("ChatWriter", "report.pdf")  # a chat model, or a PDF of the reader's own
+
+
+@pytest.mark.slow
+def test_the_readme_snippets_run(tmp_path):
+    runnable = [b for b in BLOCKS if not any(word in b for word in NEEDS_MORE)]
+    assert len(runnable) >= 3
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    code = "\n".join(runnable)
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "VECTRIXDB_HOME": str(tmp_path / "home")})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "evaluations" / "evaluations" / "runs").is_dir()

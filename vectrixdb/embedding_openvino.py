@@ -1,0 +1,143 @@
+"""The bundled model on OpenVINO: fp32, bf16 or static int8, exported offline and kept on disk.
+
+Why: embedding is what ingestion spends its time on, and OpenVINO runs the same network several
+times faster than torch on a CPU (int8 with VNNI/AMX, bf16 with AMX). Why not sentence-transformers'
+own `backend="openvino"`: it needs optimum-intel, which pulls torchvision (breaks `import
+transformers` here) and downgrades transformers; openvino + nncf alone need neither.
+
+The whole sentence model (BERT, mean pooling, L2 normalisation) is traced from the bundled torch
+weights into one OpenVINO graph with `openvino.convert_model`; "int8" then runs NNCF's post-training
+static quantisation (`nncf.quantize`, transformer preset: SmoothQuant + fast bias correction), whose
+activation ranges are calibrated on texts from the corpus being embedded (no hub, no download).
+The export is saved once per home under $VECTRIXDB_HOME/models/ and reused by every process.
+
+Identity: the backend's vectors differ from the float model's, so its cache key names the backend
+and the SHA-256 of the exported graph's files; a re-export (other calibration texts, other NNCF)
+gets new cache entries, never the old ones.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from vectrixdb.errors import BadInput, Unsupported
+
+# backend name -> (graph to load, inference precision asked of the CPU plugin). The precision is
+# pinned: left alone, OpenVINO runs "fp32" graphs in bf16 on CPUs with AMX, silently.
+BACKENDS = {"openvino": ("fp32", "f32"), "openvino-bf16": ("fp32", "bf16"), "openvino-int8": ("int8", "f32")}
+CALIBRATION_MIN = 32  # fewer texts than this say too little about activation ranges
+CALIBRATION_MAX = 512
+
+
+def export_folder(home: Path, package_version: str) -> Path:
+    return home / "models" / f"all-MiniLM-L6-v2-openvino-{package_version}"
+
+
+def _sentence_config(model_dir: str) -> int:
+    return int(json.loads((Path(model_dir) / "sentence_bert_config.json").read_text())["max_seq_length"])
+
+
+def tokenizer(model_dir: str):
+    """The model's fast tokenizer, padded to the longest text and cut at the model's max_seq_length,
+    exactly as sentence-transformers does (tokenizer.json itself says pad/cut at 128)."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
+    tok.enable_truncation(_sentence_config(model_dir))
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tok
+
+
+def _inputs(tok, texts: Sequence[str]) -> dict[str, np.ndarray]:
+    enc = tok.encode_batch(list(texts))
+    return {
+        "input_ids": np.array([e.ids for e in enc], dtype=np.int64),
+        "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
+        "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64),
+    }
+
+
+def export(model_dir: str, folder: Path, kind: str, calibration: Sequence[str] | None = None) -> Path:
+    """Write `folder/<kind>.xml` (+ .bin): "fp32" traced from torch, "int8" quantised from it with
+    `calibration` texts. Written under a temporary name and renamed, so readers never see half."""
+    import openvino as ov
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{kind}.xml"
+    if kind == "fp32":
+        st = SentenceTransformer(model_dir, device="cpu")
+
+        class Sentence(torch.nn.Module):
+            def __init__(self, bert):
+                super().__init__()
+                self.bert = bert
+
+            def forward(self, input_ids, attention_mask, token_type_ids):
+                tokens = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                                   token_type_ids=token_type_ids).last_hidden_state
+                mask = attention_mask.unsqueeze(-1).to(tokens.dtype)
+                mean = (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                return torch.nn.functional.normalize(mean, dim=-1)
+
+        example = {k: torch.from_numpy(v) for k, v in _inputs(tokenizer(model_dir), ["an example", "two"]).items()}
+        shape = [("input_ids", [-1, -1], ov.Type.i64), ("attention_mask", [-1, -1], ov.Type.i64),
+                 ("token_type_ids", [-1, -1], ov.Type.i64)]
+        with torch.no_grad():
+            graph = ov.convert_model(Sentence(st[0].auto_model.eval()), example_input=example, input=shape)
+    elif kind == "int8":
+        import nncf
+
+        texts = list(dict.fromkeys(t for t in (calibration or []) if t.strip()))[:CALIBRATION_MAX]
+        if len(texts) < CALIBRATION_MIN:
+            raise BadInput(f"int8 export needs at least {CALIBRATION_MIN} distinct calibration texts from the "
+                           f"corpus, got {len(texts)}: ingest documents first, or call export_openvino(texts)")
+        fp32 = folder / "fp32.xml"
+        if not fp32.exists():
+            export(model_dir, folder, "fp32")
+        tok = tokenizer(model_dir)
+        texts.sort(key=len)  # batches of similar length, as at run time
+        batches = [_inputs(tok, texts[i : i + 8]) for i in range(0, len(texts), 8)]
+        graph = nncf.quantize(ov.Core().read_model(fp32), nncf.Dataset(batches),
+                              model_type=nncf.ModelType.TRANSFORMER, subset_size=len(batches))
+    else:
+        raise Unsupported(f"unknown export kind {kind!r}; known: ['fp32', 'int8']")
+    tmp = folder / f".{kind}.{os.getpid()}.xml"
+    ov.save_model(graph, tmp, compress_to_fp16=False)
+    tmp.with_suffix(".bin").replace(target.with_suffix(".bin"))
+    tmp.replace(target)
+    return target
+
+
+def graph_digest(xml: Path) -> str:
+    sha = hashlib.sha256()
+    for path in (xml, xml.with_suffix(".bin")):
+        sha.update(path.read_bytes())
+    return sha.hexdigest()[:16]
+
+
+class OpenVinoModel:
+    """A compiled sentence graph with the `encode` that SentenceEmbedder calls on a model."""
+
+    def __init__(self, model_dir: str, xml: Path, precision: str):
+        import openvino as ov
+
+        self.tok = tokenizer(model_dir)
+        self.compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": precision})
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return int(self.compiled.outputs[0].get_partial_shape()[1].get_length())
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64, **_ignored) -> np.ndarray:
+        """Unit-length float32 rows. `texts` should come longest first (SentenceEmbedder sorts them),
+        so each batch is padded to about its own length."""
+        out = [self.compiled(_inputs(self.tok, texts[i : i + batch_size]))[0]
+               for i in range(0, len(texts), batch_size)]
+        vecs = np.concatenate(out).astype(np.float32) if out else np.zeros((0, 384), np.float32)
+        return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)

@@ -88,7 +88,7 @@ db = Vectrix("shared", path=sys.argv[1])
 for i in range(6):
     db.add_document(f"writer {sys.argv[2]} document {i} about topic {i * 7}", doc_id=f"{sys.argv[2]}-{i}")
 """
-    Vectrix("shared", path=tmp_path)  # created once, so both writers find the settings
+    # neither writer finds the collection: both make their first add at once, and one of them creates it
     procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), w]) for w in ("a", "b")]
     assert all(p.wait(timeout=300) == 0 for p in procs)
     db = Vectrix("shared", path=tmp_path)

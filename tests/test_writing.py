@@ -104,8 +104,8 @@ def test_share_gives_every_group_one_then_the_rest_by_size_within_capacity():
 
 
 def test_slots_reach_every_document_and_section(db):
-    long_doc = "\n\n".join(f"# Part {i}\n\n" + " ".join([f"Sentence {j} of part {i} says something useful."] * 4)
-                           for i in range(4) for j in range(1))
+    long_doc = "\n\n".join(f"# Part {i}\n\n" + " ".join([f"A sentence of part {i} says something useful."] * 4)
+                           for i in range(4))
     db.add_documents([{"text": long_doc, "doc_id": "big"}, {"text": DEFER, "doc_id": "small"}], progress=False,
                      chunk="structure", chunk_size=300)
     from vectrixdb.evaluation.writing_passages import list_passages
@@ -447,3 +447,32 @@ def test_every_collection_gets_a_share(tmp_path, server):
                            evolve=0)
     assert [q.expected for q in written.questions] == [("deferment",), ("report",)]
     assert written.check is None  # check_golden takes one collection: check each file against its own
+
+
+def test_chunks_lists_what_a_search_returns_and_a_view_only_what_it_sees(db):
+    long_text = "# Rules\n\n" + " ".join(f"Rule {i} says members may bring {i} guests on weekdays." for i in range(40))
+    db.add_documents([{"text": long_text, "doc_id": "club"},
+                      {"text": DEFER, "doc_id": "hidden", "access": {"group": ["board"]}}], progress=False,
+                     chunk="parent_child", chunk_size=500)
+    rows = db.chunks()
+    club = [r for r in rows if r["doc_id"] == "club"]
+    hit = db.search("Rule 3 guests", 1, where={"doc_id": ["club"]})[0]
+    assert any((r["start"], r["end"], r["text"]) == (hit.start, hit.end, hit.text) for r in club)  # the parent section
+    assert len({(r["start"], r["end"]) for r in club}) == len(club)                                # each once
+    assert {"chunk_id", "doc_id", "text", "pages", "headings", "start", "end"} <= set(rows[0])
+    assert {r["doc_id"] for r in db.as_principal({"group": ["staff"]}).chunks()} == {"club"}
+
+
+def test_a_run_stopped_by_a_refusal_resumes_from_the_cache_where_it_stopped(bank, server, tmp_path):
+    server.answer(scores()).answer(scores()).answer(drafted("How long may repayments wait after a disaster?", "Three.",
+                                                            "defer their loan payments with no late fees"))
+    server.fail(401, "key expired")
+    with pytest.raises(Refused):
+        write_golden(bank, str(tmp_path / "d.jsonl"), n=2, writer=writer(server), mix={"fact": 1}, evolve=0,
+                     cache=tmp_path / "answers.db")
+    server.answer(verdict()).answer(drafted("Who pays for charges after a stolen card is reported?", "Not you.",
+                                            "you are not liable for charges made after the report")).answer(verdict())
+    before = len(server.requests)
+    written = write_golden(bank, str(tmp_path / "d.jsonl"), n=2, writer=writer(server), mix={"fact": 1}, evolve=0,
+                           cache=tmp_path / "answers.db")
+    assert len(server.requests) - before == 3 and written.usage["cached"] == 3 and written.kept == 2

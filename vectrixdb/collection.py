@@ -98,15 +98,16 @@ class Vectrix:
 
     def _create(self) -> None:
         """Make the folder and catalog on the first write and record the model and chunking defaults."""
-        if self._catalog is None:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            self._open()
-        if not self.catalog.get("spaces"):
-            emb = self.embedder(DEFAULT_SPACE, self._model)
-            with self.lock:
-                if not self.catalog.get("spaces"):
-                    self.catalog.set("spaces", {DEFAULT_SPACE: {"model": emb.name, "dim": emb.dim}})
-                    self.catalog.set("chunking", DEFAULT_CHUNKING)
+        if self._catalog is not None and self.catalog.get("spaces"):
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with self.lock:  # two processes making the same collection at once: one creates, the other finds it
+            if self._catalog is None:
+                self._open()
+            if not self.catalog.get("spaces"):
+                emb = self.embedder(DEFAULT_SPACE, self._model)
+                self.catalog.set("spaces", {DEFAULT_SPACE: {"model": emb.name, "dim": emb.dim}})
+                self.catalog.set("chunking", DEFAULT_CHUNKING)
 
     # models and indexes ---------------------------------------------------------------------
     @property
@@ -180,18 +181,21 @@ class Vectrix:
         text without doc_id gets `text-<hash of the text>`, a file its name. max_chars caps the
         document's text (default $VECTRIXDB_MAX_CHARS, else 50,000,000).
         chunking: chunk (technique), chunk_size, overlap (default a fifth of the size),
-        embed_heading (embed the heading path in front of each chunk; the stored text is unchanged).
+        embed_heading (embed the heading path in front of each chunk; the stored text is unchanged),
+        and the model-backed cut_with=, context_with=, late= (see vectrixdb.ingest).
         """
         return self.add_documents([{"source": text_or_path, "doc_id": doc_id, "metadata": metadata,
                                     "access": access}], progress=False, max_chars=max_chars, **chunking)[0]
 
     def add_documents(self, items: Iterable[Any], *, progress: bool = True, max_chars: int | None = None,
-                      **chunking) -> list[str]:
+                      executor: str = "local", **chunking) -> list[str]:
         """Add many documents as one batch: all of them are stored, or, on any error, none.
 
         items: paths, texts, or dicts with source (or text, which is never taken for a path) and
         optionally doc_id, metadata, access. The first add creates the collection; a batch naming a
-        missing or unreadable file is refused before anything is created.
+        missing or unreadable file is refused before anything is created. executor="ray" (or a Ray
+        address) embeds the batch's texts on a Ray cluster (vectrixdb.executors.embed_corpus); the
+        vectors come back here and land in the catalog in the batch's one transaction.
         """
         from vectrixdb.ingest import _item, prepare, store
         from vectrixdb.reading import check_doc_id, check_source
@@ -205,7 +209,7 @@ class Vectrix:
                     check_doc_id(item["doc_id"])
         self._create()
         prepared = prepare(self, items, chunking, progress, max_chars=max_chars)
-        return store(self, prepared, progress)
+        return store(self, prepared, progress, executor)
 
     def add_vectors(self, space: str, model: Any, *, progress: bool = True) -> int:
         """Embed every chunk again with another model into the named vector space `space`."""

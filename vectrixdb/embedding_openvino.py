@@ -115,21 +115,23 @@ def export(model_dir: str, folder: Path, kind: str, calibration: Sequence[str] |
     return target
 
 
-def graph_digest(xml: Path) -> str:
-    sha = hashlib.sha256()
-    for path in (xml, xml.with_suffix(".bin")):
-        sha.update(path.read_bytes())
-    return sha.hexdigest()[:16]
+def read_graph(xml: Path) -> tuple[bytes, bytes, str]:
+    """The graph's two files and the SHA-256 over both (first 16 hex digits), read once, so the
+    digest always describes the very bytes that are compiled (another process may re-export)."""
+    graph, weights = xml.read_bytes(), xml.with_suffix(".bin").read_bytes()
+    return graph, weights, hashlib.sha256(graph + b"\0" + weights).hexdigest()[:16]
 
 
 class OpenVinoModel:
     """A compiled sentence graph with the `encode` that SentenceEmbedder calls on a model."""
 
-    def __init__(self, model_dir: str, xml: Path, precision: str):
+    def __init__(self, model_dir: str, graph: bytes, weights: bytes, precision: str):
         import openvino as ov
 
         self.tok = tokenizer(model_dir)
-        self.compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": precision})
+        core = ov.Core()
+        model = core.read_model(graph.decode(), ov.Tensor(np.frombuffer(weights, dtype=np.uint8).copy()))
+        self.compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": precision})
 
     def get_sentence_embedding_dimension(self) -> int:
         return int(self.compiled.outputs[0].get_partial_shape()[1].get_length())

@@ -135,18 +135,20 @@ def prepare(db, items: list, chunking: dict, progress: bool, *, max_chars: int |
     return out
 
 
-def _vectors(db, prepared: list[Prepared], progress: bool) -> dict:
+def _vectors(db, prepared: list[Prepared], progress: bool, executor: str = "local") -> dict:
     """Every space's vectors for the batch, in chunk order; late-chunked documents bring their own
     for the default space (other spaces embed the chunk texts as usual)."""
     import numpy as np
 
     from vectrixdb.collection import DEFAULT_SPACE
+    from vectrixdb.executors import embed_corpus
 
     out = {}
     for space in db.spaces:
         own = [p for p in prepared if p.vectors is None or space != DEFAULT_SPACE]
         texts = [t for p in own for t in p.embedded]
-        encoded = iter(db.embedder(space).encode(texts, progress=progress and len(texts) > 64)) if texts else iter(())
+        encoded = iter(embed_corpus(texts, db.embedder(space), executor=executor, progress=progress and len(texts) > 64)
+                       ) if texts else iter(())
         rows = []
         for p in prepared:
             rows += list(p.vectors) if p.vectors is not None and space == DEFAULT_SPACE else \
@@ -155,8 +157,8 @@ def _vectors(db, prepared: list[Prepared], progress: bool) -> dict:
     return out
 
 
-def store(db, prepared: list[Prepared], progress: bool) -> list[str]:
-    vectors = _vectors(db, prepared, progress)
+def store(db, prepared: list[Prepared], progress: bool, executor: str = "local") -> list[str]:
+    vectors = _vectors(db, prepared, progress, executor)
     with db.lock:
         conn = db.catalog.conn
         conn.execute("BEGIN IMMEDIATE")

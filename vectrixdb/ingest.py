@@ -153,7 +153,7 @@ def _vectors(db, prepared: list[Prepared], progress: bool, executor: str = "loca
         for p in prepared:
             rows += list(p.vectors) if p.vectors is not None and space == DEFAULT_SPACE else \
                 [next(encoded) for _ in p.embedded]
-        out[space] = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
+        out[space] = np.asarray(rows, dtype=np.float32) if rows else np.zeros((0, db.spaces[space]["dim"]), np.float32)
     return out
 
 

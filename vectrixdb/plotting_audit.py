@@ -41,6 +41,9 @@ def audit_plot(report: Any, *, figsize: tuple[float, float] = (11, 7)):
     ranks.set(title="right page at rank 1", ylabel="share of questions", ylim=(0, 1))
     kinds.set(title="kinds", ylabel="share of questions")
     for ax in (lengths, overlaps, ranks, kinds):
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:  # a panel with nothing drawn (no evidence to overlap) has no key
+            ax.legend(fontsize=8)
+        else:
+            ax.text(0.5, 0.5, "nothing to show", ha="center", va="center", transform=ax.transAxes, color="grey")
     fig.tight_layout()
     return fig

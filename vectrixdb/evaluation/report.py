@@ -130,7 +130,7 @@ class Report(dict):
         import pandas as pd
 
         values = _int_keys(data["values"])
-        tables = {name: pd.read_json(_io.StringIO(json.dumps(t)), orient="table") for name, t in data["tables"].items()}
+        tables = {name: _read_table(t) for name, t in data["tables"].items()}
         meta = {k: v for k, v in data.items() if k not in ("values", "tables")}
         report = cls(data["kind"], values, tables.pop("frame", None), tables=tables, meta=meta)
         return report
@@ -214,6 +214,19 @@ class Report(dict):
 
 def _table(frame) -> dict:
     return json.loads(frame.to_json(orient="table", default_handler=str))
+
+
+def _read_table(saved: dict):
+    """A table from its saved form; a text column's missing values stay None (pandas reads a column
+    of nothing but nulls as NaN)."""
+    import pandas as pd
+
+    frame = pd.read_json(_io.StringIO(json.dumps(saved)), orient="table")
+    for field in saved["schema"]["fields"]:
+        name = field["name"]
+        if field.get("type") in ("string", "any") and name in frame.columns:
+            frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
+    return frame
 
 
 def _short(value: Any) -> str:

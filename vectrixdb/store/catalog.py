@@ -164,22 +164,27 @@ class Catalog:
         return [k for k, _, _ in rows], [e or t for _, t, e in rows]
 
     def chunk_rows(self, keys: Iterable[int]) -> dict[int, dict]:
+        """Each chunk's row with its text (and its parent section's), read from its document's kept
+        Markdown: each document's Markdown is read once per call, not once per row (a 300-page
+        report's Markdown is over a million characters)."""
         keys = [int(k) for k in keys]
-        out: dict[int, dict] = {}
+        rows = []
         for i in range(0, len(keys), 500):
             part = keys[i : i + 500]
-            rows = self.conn.execute(
-                'SELECT c.key, c.chunk_id, c.doc_id, c.start, c."end", c.pages, c.headings, c.parent_start, '
-                "c.parent_end, d.markdown FROM chunks c JOIN documents d USING (doc_id) "
-                f"WHERE c.key IN ({','.join('?' * len(part))})",
+            rows += self.conn.execute(
+                'SELECT key, chunk_id, doc_id, start, "end", pages, headings, parent_start, parent_end FROM chunks '
+                f"WHERE key IN ({','.join('?' * len(part))})",
                 part,
-            )
-            for key, chunk_id, doc_id, start, end, pages, headings, ps, pe, md in rows:
-                out[key] = {
-                    "chunk_id": chunk_id, "doc_id": doc_id, "start": start, "end": end, "text": md[start:end],
-                    "pages": tuple(json.loads(pages)), "headings": tuple(json.loads(headings)),
-                    "parent": (ps, pe, md[ps:pe]) if ps is not None else None,
-                }
+            ).fetchall()
+        markdown = {doc: self.markdown(doc) or "" for doc in {row[2] for row in rows}}
+        out: dict[int, dict] = {}
+        for key, chunk_id, doc_id, start, end, pages, headings, ps, pe in rows:
+            md = markdown[doc_id]
+            out[key] = {
+                "chunk_id": chunk_id, "doc_id": doc_id, "start": start, "end": end, "text": md[start:end],
+                "pages": tuple(json.loads(pages)), "headings": tuple(json.loads(headings)),
+                "parent": (ps, pe, md[ps:pe]) if ps is not None else None,
+            }
         return out
 
     def key_of(self, chunk_id: str) -> int | None:

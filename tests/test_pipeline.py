@@ -1,10 +1,8 @@
 """run_evaluation: Vecta's three evaluation types, per-question detail, and the saved lifecycle."""
-import json
 import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 

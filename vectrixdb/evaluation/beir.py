@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
+from vectrixdb.embedding import file_sha256 as sha256
 from vectrixdb.evaluation.golden import Question
 
 BEIR_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/{name}.zip"
@@ -29,14 +30,6 @@ class BeirData(NamedTuple):
 
 def manifest() -> dict:
     return json.loads(resources.files("vectrixdb.evaluation").joinpath("beir_manifest.json").read_text())
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_beir(path_or_name: "str | Path | tuple | dict", split: str = "test", *, only_judged: bool = True,

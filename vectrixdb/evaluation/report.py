@@ -127,13 +127,10 @@ class Report(dict):
 
     @classmethod
     def from_dict(cls, data: dict) -> "Report":
-        import pandas as pd
-
         values = _int_keys(data["values"])
         tables = {name: _read_table(t) for name, t in data["tables"].items()}
         meta = {k: v for k, v in data.items() if k not in ("values", "tables")}
-        report = cls(data["kind"], values, tables.pop("frame", None), tables=tables, meta=meta)
-        return report
+        return cls(data["kind"], values, tables.pop("frame", None), tables=tables, meta=meta)
 
     @staticmethod
     def new_run_id() -> str:

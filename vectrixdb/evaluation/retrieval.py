@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 

@@ -131,7 +131,6 @@ class LiveRun:
 def effective_status(data: dict) -> tuple[str | None, str | None]:
     """(status, error) as a reader should see them: a pending or running run whose process is gone
     (same machine) or silent for STALE_SECONDS (another machine) has failed."""
-    import os
     import socket
     import time
 

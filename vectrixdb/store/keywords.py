@@ -10,7 +10,6 @@ No stemmer by default: on SciFact that reproduces the published bm25s figure (nD
 from __future__ import annotations
 
 import json
-import logging
 import shutil
 import tempfile
 from pathlib import Path
@@ -18,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from vectrixdb.store.catalog import State, digest
+from vectrixdb.store.derived import Derived
 
-log = logging.getLogger("vectrixdb")
 
 
 def tokenize(texts: list[str], stemmer=None):
@@ -36,7 +35,7 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-class KeywordIndex:
+class KeywordIndex(Derived):
     def __init__(self, folder: Path):
         self.folder = folder / "keywords"
         self.state: State | None = None  # the catalog state the index in memory reflects
@@ -47,17 +46,8 @@ class KeywordIndex:
         return f"KeywordIndex({self.folder})"
 
     @property
-    def generation(self) -> int:
-        return self.state.generation if self.state else -1
-
-    def load(self, state: State) -> bool:
-        """Load the saved index if it is stamped with `state` and intact; False (and why, logged) if not."""
-        problem = self._read(state)
-        if problem:
-            log.log(logging.INFO if problem.startswith("behind") else logging.WARNING,
-                    "%s: %s; rebuilding it from the catalog", self.folder, problem)
-            return False
-        return True
+    def where(self):
+        return self.folder
 
     def _read(self, state: State) -> str | None:
         import bm25s

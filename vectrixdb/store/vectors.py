@@ -12,18 +12,17 @@ inside usearch's loader. Anything else is rebuilt from the catalog, with a logge
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import numpy as np
 
 from vectrixdb.store.catalog import State, digest
+from vectrixdb.store.derived import Derived
 
 EXACT_LIMIT = 20_000
-log = logging.getLogger("vectrixdb")
 
 
-class VectorIndex:
+class VectorIndex(Derived):
     def __init__(self, folder: Path, space: str, dim: int):
         from usearch.index import Index
 
@@ -37,17 +36,8 @@ class VectorIndex:
         return f"VectorIndex({self.path.name})"
 
     @property
-    def generation(self) -> int:
-        return self.state.generation if self.state else -1
-
-    def load(self, state: State) -> bool:
-        """Load the saved file if it is stamped with `state` and intact; False (and why, logged) if not."""
-        problem = self._read(state)
-        if problem:
-            log.log(logging.INFO if problem.startswith("behind") else logging.WARNING,
-                    "%s: %s; rebuilding it from the catalog", self.path, problem)
-            return False
-        return True
+    def where(self):
+        return self.path
 
     def _read(self, state: State) -> str | None:
         try:

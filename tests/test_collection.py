@@ -7,6 +7,7 @@ from tests.conftest import POLICIES, run_python
 from vectrixdb import Vectrix
 
 
+@pytest.mark.slow
 def test_search_survives_a_new_process(tmp_path):
     code = """
 import json, sys
@@ -77,6 +78,7 @@ def test_a_failure_mid_batch_leaves_the_collection_as_it_was(policies, monkeypat
     assert reopened.info()["documents"] == before["documents"]
 
 
+@pytest.mark.slow
 def test_two_processes_adding_at_once_do_not_corrupt(tmp_path):
     import subprocess
     import sys

@@ -22,6 +22,7 @@ def test_trec_files_round_trip_and_bad_lines_are_named(tmp_path):
         load_trec_run(str(bad))
 
 
+@pytest.mark.slow
 def test_ranx_and_ir_measures_in_and_out_give_the_same_figures():
     import ir_measures
     from ir_measures import RR, nDCG

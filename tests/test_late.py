@@ -29,6 +29,7 @@ def test_a_chunk_vector_is_the_mean_of_its_tokens_read_in_the_whole_document():
     assert not np.allclose(got, naive, atol=1e-3)  # context changed the vectors
 
 
+@pytest.mark.slow
 def test_a_long_document_is_read_in_overlapping_windows_with_every_token_once():
     emb = get_embedder()
     long_text = " ".join(f"Sentence {i} talks about topic {i % 7}." for i in range(200))

@@ -203,6 +203,7 @@ def _values(report):
     return _plain({k: v for k, v in report.items() if k not in ("latency_ms", "run_id")})
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(docs=docs_strategy, who=principal_strategy, queries=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
        year=st.sampled_from([None, 2021]))

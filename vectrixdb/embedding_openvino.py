@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -89,7 +90,8 @@ def export(model_dir: str, folder: Path, kind: str, calibration: Sequence[str] |
         example = {k: torch.from_numpy(v) for k, v in _inputs(tokenizer(model_dir), ["an example", "two"]).items()}
         shape = [("input_ids", [-1, -1], ov.Type.i64), ("attention_mask", [-1, -1], ov.Type.i64),
                  ("token_type_ids", [-1, -1], ov.Type.i64)]
-        with torch.no_grad():
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tracer notes about Python-side branches; shapes are dynamic
             graph = ov.convert_model(Sentence(st[0].auto_model.eval()), example_input=example, input=shape)
     elif kind == "int8":
         import nncf

@@ -138,7 +138,9 @@ def effective_status(data: dict) -> tuple[str | None, str | None]:
     if status not in ("pending", "running"):
         return status, error
     pid, host = data.get("pid"), data.get("host")
-    if host == socket.gethostname() and isinstance(pid, int) and not _alive(pid):
+    if host == socket.gethostname() and isinstance(pid, int):  # its process can be asked directly
+        if _alive(pid):
+            return status, error
         return "failed", f"the process that ran it (pid {pid}) ended without finishing"
     beat = data.get("heartbeat")
     if isinstance(beat, (int, float)) and time.time() - beat > STALE_SECONDS:

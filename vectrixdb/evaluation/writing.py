@@ -40,9 +40,12 @@ def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: 
                  scenario: str | None = None, task: str | None = None, critic: Any = None, cache: Any = None,
                  mix: Mapping[str, float] = MIX, evolve: int = 1, *, passages: PassageConfig = PassageConfig(),
                  kinds: KindConfig = KindConfig(), checks: CheckConfig = CheckConfig(),
-                 critic_config: CriticConfig = CriticConfig(), evolution: EvolutionConfig = EvolutionConfig()) -> Written:
+                 critic_config: CriticConfig = CriticConfig(), evolution: EvolutionConfig = EvolutionConfig(),
+                 executor: str = "local") -> Written:
     """Draft up to n checked questions from db (a collection, a principal's view, or a list of them)
-    into a new golden file at path, every row a draft. Returns a Written (see .summary())."""
+    into a new golden file at path, every row a draft. Returns a Written (see .summary()).
+    executor="ray" embeds the passages for two-place questions on a Ray cluster (embed_corpus);
+    every model call stays here, through the one writer, its limiter and its cache."""
     from vectrixdb import io
 
     started = time.perf_counter()
@@ -78,7 +81,7 @@ def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages:
     eligible, skipped, seen = list_passages(sources, passages)
     out = Written(None, n=n, passages={"chunks": seen, "eligible": sum(map(len, eligible)), "tried": 0, "used": 0,
                                        "skipped": dict(skipped)})
-    alike = [Alike(s, e) if shares["two_place"] > 0 else None for s, e in zip(sources, eligible)]
+    alike = [Alike(s, e, executor) if shares["two_place"] > 0 else None for s, e in zip(sources, eligible)]
     slots = plan_slots(eligible, n, passages.tries)
     if len(slots) < n:
         out.notes.append(f"only {len(slots)} passage slot(s) for n={n}: the collection has {out.passages['eligible']} "

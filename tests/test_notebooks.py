@@ -14,7 +14,9 @@ NEEDS_MODEL = {"07_write_golden", "08_answers", "09_model_chunking"}  # these ta
 def test_there_are_notebooks_and_each_is_its_source_run():
     import jupytext
 
-    assert len(NOTEBOOKS) >= 7
+    assert len(NOTEBOOKS) >= 9
+    sources = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    assert [p.stem for p in sources] == [p.stem for p in NOTEBOOKS], "every source has its .ipynb, and no other"
     for path in NOTEBOOKS:
         source = jupytext.read(path.with_suffix(".py"))
         built = nbformat.read(path, as_version=4)

@@ -161,11 +161,11 @@ def embed_corpus(texts: Sequence[str], model: Any = None, *, executor: str = "lo
 
     from vectrixdb.embedding import get_embedder, text_hash
 
-    emb = get_embedder(model)
+    emb = model if hasattr(model, "encode") and not isinstance(model, str) else get_embedder(model)
     texts = list(texts)
     cache = getattr(emb, "cache", None)
     if executor == "local" or cache is None or not texts:
-        return emb.encode(texts, progress=progress)
+        return emb.encode(texts, progress=True) if progress else emb.encode(texts)
     check_executor(executor)
     hashes = [text_hash(t) for t in texts]
     known = cache.get(emb.cache_key, list(set(hashes)), emb.dim)

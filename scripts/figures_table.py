@@ -80,7 +80,8 @@ def _late(d: dict, name: str):
 
 
 def _scale(d: dict, name: str):
-    return [("12-build sweep on uber_2021.pdf: one process vs local Ray, 2 workers (identical rows: "
+    pages = d["what"].split("first ", 1)[1].split(" pages", 1)[0]
+    return [(f"12-build sweep on the first {pages} pages of uber_2021.pdf: one process vs local Ray, 2 workers (identical rows: "
              f"{'yes' if d['identical_rows'] else 'NO'})",
              f"{d['seconds']['one_process']:.0f} s vs {d['seconds']['ray_2_workers']:.0f} s", name)]
 

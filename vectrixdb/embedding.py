@@ -162,6 +162,9 @@ def text_hash(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
+PROGRESS_STEP = 16  # batches between two updates of the embedding bar
+
+
 def split_backend(model: Any, backend: str | None) -> tuple[Any, str | None]:
     """("all-MiniLM-L6-v2@openvino-int8", None) -> ("all-MiniLM-L6-v2", "openvino-int8").
 
@@ -314,13 +317,23 @@ class SentenceEmbedder:
         return self._dim
 
     def _run(self, texts: list[str], progress: bool) -> np.ndarray:
-        vecs = self.model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=progress,
-        )
+        """The model's vectors for texts; with progress, the model's first load is announced and a
+        bar labelled "embedding N texts" advances every PROGRESS_STEP batches."""
+        options = dict(batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                       show_progress_bar=False)
+        if not progress:
+            vecs = self.model.encode(texts, **options)
+        else:
+            from tqdm.auto import tqdm
+
+            if getattr(self, "_model", None) is None:
+                tqdm.write(f"loading the embedding model {self.name} (once per process)")
+            model, step, parts = self.model, self.batch_size * PROGRESS_STEP, []
+            with tqdm(total=len(texts), desc=f"embedding {len(texts):,} texts", unit="text") as bar:
+                for i in range(0, len(texts), step):
+                    parts.append(model.encode(texts[i: i + step], **options))
+                    bar.update(len(texts[i: i + step]))
+            vecs = np.concatenate(parts)
         self.embedded += len(texts)
         return np.asarray(vecs, dtype=np.float32)
 

@@ -142,7 +142,7 @@ def test_a_command_group_added_later_runs_inside_the_same_handler():
 
     @extra.command()
     def missing() -> None:
-        raise NotFound("no such thing\nsecond line")
+        raise NotFound("no such thing\n  second   line\n")
 
     @extra.command()
     def other() -> None:
@@ -150,7 +150,7 @@ def test_a_command_group_added_later_runs_inside_the_same_handler():
 
     root.add_typer(extra, name="extra")
     done = runner.invoke(root, ["extra", "missing"])
-    assert done.exit_code == 1 and done.output == "error: no such thing second line\n"
+    assert done.exit_code == 1 and done.output == "error: no such thing\nsecond line\n"  # a line each, spaces folded
 
 
 def test_version_help_and_json_everywhere(tmp_path, policies):
@@ -185,9 +185,14 @@ def test_sweep_heading_flags_and_compare_chunking_lists_every_build(tmp_path):
         assert [r["embed_heading"] for r in _json.loads(done.stdout)["tables"]["frame"]["data"]] == expect
     both = runner.invoke(app, ["sweep", str(docs), "--golden", str(golden), "--size", "200", "--json"])
     assert sorted(r["embed_heading"] for r in _json.loads(both.stdout)["tables"]["frame"]["data"]) == [False, True]
+    wrong_grain = runner.invoke(app, ["sweep", str(docs), "--golden", str(golden), "--size", "200", "--no-heading",
+                                      "--by", "chunk"])
+    assert wrong_grain.exit_code == 0 and "warning: by='chunk' but no row names a chunk id" in wrong_grain.output
+    assert "warning: no build found any expected label at any k (by='chunk')" in wrong_grain.output
     compared = runner.invoke(app, ["compare-chunking", str(docs), "--golden", str(golden), "--technique", "fixed",
                                    "--technique", "recursive", "--size", "200"])
     assert compared.exit_code == 0, compared.output
     lines = compared.output.splitlines()
     assert sum(line.startswith(("fixed ", "recursive ")) for line in lines) == 4  # every build row
     assert any("tied with the best" in line for line in lines) and "embedded now" in compared.output
+    assert "not built: llm (" in compared.output and "model-backed builds: 0" not in compared.output

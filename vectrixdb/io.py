@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
+from vectrixdb.errors import BadInput
+
 _BLOB_URL = re.compile(r"^https://([^./]+)\.blob\.core\.windows\.net/(.+)$")
 _ADDRESS = re.compile(r"^(s3|s3a|gs|gcs|az|abfs|abfss|https?|memory)://\S+$")
 
@@ -61,7 +63,7 @@ def read_bytes(path: str | Path) -> bytes:
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise IsADirectoryError(f"{path}: is a folder, not a file") from None
+        raise BadInput(f"{path}: is a folder, not a file") from None
 
 
 def open_binary(path: str | Path) -> IO[bytes]:
@@ -69,6 +71,8 @@ def open_binary(path: str | Path) -> IO[bytes]:
     fs, inner = filesystem(str(path))
     if not fs.exists(inner):
         raise FileNotFoundError(f"{path}: no such file")
+    if fs.isdir(inner):
+        raise BadInput(f"{path}: is a folder, not a file")
     return fs.open(inner, "rb")
 
 

@@ -24,7 +24,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.golden import questions_of
+from vectrixdb.evaluation.golden import provenance, questions_of
 from vectrixdb.evaluation.judges import BEDROCK_METRICS, as_judge, check_score, is_model, rubric
 from vectrixdb.evaluation.report import Report, now
 from vectrixdb.evaluation.stats import bootstrap_interval
@@ -94,7 +94,7 @@ def answer_report(questions: Any, answers: dict[str, dict], judge: Any, *,
     import pandas as pd
 
     started = now()
-    questions = questions_of(questions)
+    golden, questions = questions, questions_of(questions)
     known = {q.key() for q in questions}
     stray = sorted(set(answers) - known)
     if stray:
@@ -121,7 +121,7 @@ def answer_report(questions: Any, answers: dict[str, dict], judge: Any, *,
     if frame is not None:
         frame.insert(0, "answer", [i["answer"] for i in items])
         frame.insert(0, "question", [i["question"] for i in items])
-    report = Report("answers", values, frame, started=started)
+    report = Report("answers", values, frame, started=started, meta=provenance(golden, questions))
     if save_to:
         report.save(save_to)
     return report

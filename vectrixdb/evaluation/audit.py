@@ -23,7 +23,7 @@ import re
 import statistics
 from typing import Any
 
-from vectrixdb.evaluation.golden import Question, questions_of, split_label
+from vectrixdb.evaluation.golden import Question, provenance, questions_of, split_label
 from vectrixdb.evaluation.labels import normal
 
 STOP = set("a an the of to in on for and or is are was were be been by with at from as that this it its what which "
@@ -60,7 +60,7 @@ def audit_golden(golden: Any, db: Any, real: Any = None, *, depth: int = 20,
     for name, questions in sets.items():
         if not any(q.evidence for q in questions):
             values["warnings"].append(f"{name}: no row has evidence, so overlap is None for all of it")
-    return Report("golden_audit", values, frame, started=started)
+    return Report("golden_audit", values, frame, started=started, meta=provenance(golden, sets[mine], db))
 
 
 class _Layout:

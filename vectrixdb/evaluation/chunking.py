@@ -76,7 +76,7 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     gives the first two (evaluation/chunking_models.py)."""
     from vectrixdb.chunking import get_chunker
     from vectrixdb.embedding import get_embedder
-    from vectrixdb.evaluation.golden import questions_of
+    from vectrixdb.evaluation.golden import provenance, questions_of
     from vectrixdb.evaluation.report import now
     from vectrixdb.evaluation.chunking_models import model_builds, plan_model_builds
     from vectrixdb.executors import embed_corpus
@@ -85,7 +85,9 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
         raise BadInput(f"budget must be a positive number of characters, not {budget}")
     began = now()
     started = time.perf_counter()
-    questions = [q for q in questions_of(golden) if q.labelled]
+    asked = questions_of(golden)
+    meta = provenance(golden, asked)
+    questions = [q for q in asked if q.labelled]
     answer, judge = (answer or chat), (judge or chat)
     if (answer is None) != (judge is None):
         raise BadInput("answered right needs both a way to answer and a judge: chat=, or answer= and judge=")
@@ -97,8 +99,9 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     assigned = _assign(questions, collections)
     if not assigned:
         return Report("chunking", {"best": None, "techniques": [], "questions": 0, "reason": "no labelled question "
-                                   "names a document these collections hold"}, None, started=began)
+                                   "names a document these collections hold"}, None, started=began, meta=meta)
     embedder = get_embedder(model)
+    meta["embedding_model"] = getattr(embedder, "name", str(model))
     embedded_before, reused_before = getattr(embedder, "embedded", 0), getattr(embedder, "reused", 0)
     plan = [(t, size, h) for t in techniques for size in _sizes(t, sizes) for h in headings]
     builds = make_builds(collections, plan, embedder, progress, executor, model)
@@ -151,7 +154,7 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
         frame["right_share"] = frame["right"] / len(assigned)
     per_question = pd.DataFrame({f"{t}/{s}/{'heading' if h else 'plain'}": v for (t, s, h), v in outcomes.items()},
                                 index=pd.Index([q.key() for q, _ in assigned], name="id"))
-    report = Report("chunking", values, frame, tables={"outcomes": per_question}, started=began)
+    report = Report("chunking", values, frame, tables={"outcomes": per_question}, started=began, meta=meta)
     if save_to:
         report.save(save_to)
     return report

@@ -68,7 +68,7 @@ def model_builds(collections: dict[str, list], give: dict, techniques: list[str]
     jobs += [("late", DEFAULT_MIDDLE, False)] if "late" in give else []
     from tqdm.auto import tqdm
 
-    for name, size, heading in tqdm(jobs, desc="model-backed builds", disable=not progress):
+    for name, size, heading in tqdm(jobs, desc="model-backed builds", disable=not progress or not jobs):
         kind = "llm" if name == "llm" else "late" if name == "late" else "contextual"
         if any(s["name"] == kind for s in skipped):
             continue
@@ -92,12 +92,12 @@ def _fill(build, collections: dict[str, list], kind: str, model: Any, size: int,
 
     from vectrixdb.chunking import chunk_document
     from vectrixdb.ingest import embed_text
-    from vectrixdb.late import late_vectors
+    from vectrixdb.late import late_vectors_many
 
     technique = "llm" if kind == "llm" else "recursive" if kind == "late" else build.technique.split("+")[0]
     vectors: dict[str, Any] = {}
     for name, docs in collections.items():
-        spans, texts, rows = [], [], []
+        spans, texts, late_items = [], [], []
         for d, doc in enumerate(docs):
             options = {"cut_with": model} if kind == "llm" else {"embedder": embedder}
             chunks = chunk_document(doc, technique, chunk_size=size, **options)
@@ -110,10 +110,11 @@ def _fill(build, collections: dict[str, list], kind: str, model: Any, size: int,
                     text = f"{note}\n\n{text}" if note else text
                 texts.append(text)
             if kind == "late":
-                rows.append(late_vectors(embedder, doc.markdown, [(c.start, c.end) for c in chunks]))
+                late_items.append((doc.markdown, [(c.start, c.end) for c in chunks]))
         build.spans[name], build.texts[name] = spans, texts
         build.chunks += len(spans)
         if kind == "late":
+            rows = late_vectors_many(embedder, late_items) if late_items else []
             vectors[name] = np.vstack(rows) if rows else np.zeros((0, embedder.dim), np.float32)
     if kind == "late":
         build.vectors = vectors

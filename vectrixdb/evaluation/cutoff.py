@@ -28,7 +28,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.golden import Question, questions_of, split_label
+from vectrixdb.evaluation.golden import Question, provenance, questions_of, split_label
 from vectrixdb.evaluation.report import Report, now
 
 MIN_EACH = 5
@@ -70,8 +70,9 @@ def answer_cutoff(db: Any, questions: Any, unanswerable: Iterable[str | Question
         raise BadInput("hybrid search scores are reciprocal-rank fusion values, which say where a result ranked, not "
                        "how well it matches: measure the cut-off with mode='dense' (cosine) or mode='keyword' "
                        "(BM25), or rerank= with measure='relevance'")
-    rows = []
-    for q in questions_of(questions, db):
+    rows, asked = [], questions_of(questions, db)
+    inputs = provenance(questions, asked, db)
+    for q in asked:
         if q.labelled:
             rows.append(_top(db, q.question, search, measure, q.key(), q, by))
     for j, u in enumerate(unanswerable):
@@ -89,8 +90,10 @@ def answer_cutoff(db: Any, questions: Any, unanswerable: Iterable[str | Question
     short = [f"{len(x)} {name}" for x, name in ((answers, "answers"), (misses, "near misses")) if len(x) < MIN_EACH]
     if short:
         values.update({"cutoff": None, "separation": None, "table": None,
-                       "reason": f"need at least {MIN_EACH} answers and {MIN_EACH} near misses; have " + " and ".join(short)})
-        return Report("cutoff", values, frame, started=started)
+                       "reason": f"need at least {MIN_EACH} answers and {MIN_EACH} near misses; have " + " and ".join(short)
+                       + ("; near misses come from questions the collection cannot answer: pass some as unanswerable= "
+                          "(--unanswerable FILE in the terminal)" if len(misses) < MIN_EACH else "")})
+        return Report("cutoff", values, frame, started=started, meta=inputs)
     candidates = np.unique(np.concatenate([answers, misses]))
     table = [rates(answers, misses, t) for t in candidates]
     best = _youden_best(answers, misses, candidates)
@@ -105,7 +108,7 @@ def answer_cutoff(db: Any, questions: Any, unanswerable: Iterable[str | Question
         "right_when_answers": _bootstrap(lambda a, m: _precision(a, m, t), answers, misses, confidence, n_resamples, seed),
     }
     values["table"] = _condense(table, best)
-    return Report("cutoff", values, frame, tables={"candidates": pd.DataFrame(table)}, started=started)
+    return Report("cutoff", values, frame, tables={"candidates": pd.DataFrame(table)}, started=started, meta=inputs)
 
 
 def _youden_best(answers: np.ndarray, misses: np.ndarray, candidates: np.ndarray) -> int:

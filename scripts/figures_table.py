@@ -92,8 +92,17 @@ def _golden(d: dict, name: str):
              name)]
 
 
+def _model_chunking(d: dict, name: str):
+    of = d["techniques"][0]["of"] if d["techniques"] else 0
+    builds = "; ".join(f"{t['name']} {t['found']} / {t['right']}" for t in d["techniques"])
+    totals = d.get("writer_totals") or {}
+    return [(f"compare_chunking with SmolLM2-135M-Instruct on uber_2021.pdf, {of} questions: found / answered right "
+             "per technique (plain, notes, LLM cuts, late)",
+             f"{builds}; {totals.get('requests', '?')} model requests, {d['seconds']:.0f} s", name)]
+
+
 OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _scale),
-            ("write_golden_uber.json", _golden)]
+            ("write_golden_uber.json", _golden), ("model_chunking_uber.json", _model_chunking)]
 
 
 def table() -> str:

@@ -138,9 +138,8 @@ def register(app: typer.Typer, open_collection) -> None:
     @runs_app.command("list")
     def runs_list(folder: str, kind: Optional[str] = typer.Option(None, help="only runs of this kind")):
         """Every saved run under FOLDER, newest first."""
-        from vectrixdb.evaluation import list_runs
-
         from vectrixdb import io
+        from vectrixdb.evaluation import list_runs
 
         if not io.is_remote(folder) and not Path(folder).expanduser().is_dir():
             raise NotFound(f"{folder}: " + ("is a file, not a folder of runs" if Path(folder).exists() else

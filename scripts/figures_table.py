@@ -96,8 +96,11 @@ def _model_chunking(d: dict, name: str):
     of = d["techniques"][0]["of"] if d["techniques"] else 0
     builds = "; ".join(f"{t['name']} {t['found']} / {t['right']}" for t in d["techniques"])
     totals = d.get("writer_totals") or {}
-    return [(f"compare_chunking with SmolLM2-135M-Instruct on uber_2021.pdf, {of} questions: found / answered right "
-             "per technique (plain, notes, LLM cuts, late)",
+    outcomes = (d.get("answering") or {}).get("outcomes") or {}
+    verdicts = sum(outcomes.values())
+    unusable = verdicts - outcomes.get("ok", 0)
+    return [(f"compare_chunking with SmolLM2-135M-Instruct on uber_2021.pdf pages 1-12, {of} questions: found / answered "
+             f"right per technique (the judge gave no usable verdict on {unusable} of {verdicts} answers)",
              f"{builds}; {totals.get('requests', '?')} model requests, {d['seconds']:.0f} s", name)]
 
 

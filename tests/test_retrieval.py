@@ -47,7 +47,7 @@ def test_a_chunk_over_two_expected_pages_fills_both_and_ndcg_stays_at_most_one()
 def test_a_row_expecting_a_document_and_one_of_its_pages_is_scored_on_the_document():
     q = Question("q?", None, ["r.pdf", "r.pdf#page=41"], "q")
     r = retrieval_report(fixed(HITS), [q], k=(1,), by="page")
-    assert r["recall"] == {1: 1.0} and r.frame.loc["q", "expected"] == 1
+    assert r["recall"] == {1: 1.0} and r.frame.loc["q", "expected"] == ["r.pdf"] and r.frame.loc["q", "expected_n"] == 1
 
 
 def test_page_grain_accepts_a_whole_document_label():

@@ -227,7 +227,8 @@ def _frame(scored, results, per_q, per_levels, first, latency, by, k):
         level_cols = {f"{level}_{m}": (per_levels[n][level] or {}).get(m, float("nan")) for level in ("doc", "page", "chunk")
                       for m in ("precision", "recall", "f1")}
         rows.append({"id": q.key(), "question": q.question, "grain": L.judged_by(q, by),
-                     "expected": len(L.qrel(q, by)), "first_right": first[n], "latency_ms": latency[n],
+                     "expected": sorted(L.qrel(q, by)), "expected_n": len(L.qrel(q, by)), "first_right": first[n],
+                     "latency_ms": latency[n],
                      **_retrieved(res, by, k),
                      **{name: float(v[n]) for name, v in per_q.items()}, **level_cols})
     return pd.DataFrame(rows).set_index("id")

@@ -6,7 +6,7 @@ are left out, since an all-grey column says nothing. Empty cells stay grey: unde
 """
 from __future__ import annotations
 
-SKIP = ("latency", "first_right", "expected", "of", "chunks", "questions")
+SKIP = ("latency", "first_right", "expected", "expected_n", "of", "chunks", "questions")
 MAX_ROWS = 60
 
 

@@ -81,6 +81,26 @@ def test_nothing_ready_is_an_error(tmp_path):
     assert not check_golden(str(empty)).ok
 
 
+def test_a_file_that_is_not_json_lines_is_one_finding_and_a_folder_is_refused(tmp_path):
+    csv = tmp_path / "golden.csv"
+    csv.write_text("id,question,expected\n1,Can I defer?,deferment\n2,Stolen card?,card-fraud\n3,a,b\n4,c,d\n")
+    check = check_golden(str(csv))
+    assert not check.ok and len(check.findings) == 1
+    assert "none of its 5 lines is a JSON object" in check.summary() and "'id,question,expected'" in check.summary()
+    with pytest.raises(ValueError, match="is a folder, not a file"):
+        check_golden(str(tmp_path))
+
+
+def test_rows_with_no_relevant_grade_are_kept_as_unlabelled(tmp_path):
+    path = tmp_path / "g.jsonl"
+    path.write_text('{"question": "Can I defer?", "expected": ["deferment"]}\n'
+                    '{"question": "Where is the branch?", "expected": {"mortgage": 0}}\n')
+    questions = read_golden(str(path))
+    assert [q.labelled for q in questions] == [True, False] and check_golden(str(path)).ready == 1
+    path.write_text('{"question": "Where is the branch?", "expected": {"mortgage": 0}}\n')
+    assert "no question is ready: every row's expected entries have grade 0" in check_golden(str(path)).summary()
+
+
 def test_bedrock_file_is_read_but_refused_until_labelled(tmp_path):
     path = write(tmp_path / "bedrock.jsonl", [json.dumps(BEDROCK_ROW)])
     (q,) = load_questions(path)

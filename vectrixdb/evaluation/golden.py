@@ -132,7 +132,8 @@ def cutoffs(k: Any) -> list[int]:
     """k as every report takes it: one whole number or several; sorted, each at least 1."""
     values = [k] if isinstance(k, (int, np.integer)) else list(k) if isinstance(k, (list, tuple, range)) else None
     if not values or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in values):
-        raise BadInput(f"k must be a positive whole number or several of them, not {k!r}")
+        shown = k[0] if isinstance(k, (list, tuple)) and len(k) == 1 else k
+        raise BadInput(f"k must be a positive whole number or several of them, not {shown!r}")
     return sorted({int(x) for x in values})
 
 

@@ -133,13 +133,16 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
     texts: dict[str, int] = {}
     bedrock = 0
     undecodable: list[tuple[int, str]] = []
+    objects, first = 0, None
     for line, text in iter_rows(str(path), undecodable):
         check.rows += 1
+        first = first if first is not None else text
         try:
             row = parse_row(text)
         except ValueError as exc:
             check.findings.append(Finding(line, None, "error", str(exc)))
             continue
+        objects += isinstance(row, dict)
         duplicates = getattr(row, "duplicates", ())
         check.findings += [Finding(line, key, "error", f"{key!r} is given twice in this row; only the last would count")
                            for key in duplicates]
@@ -183,6 +186,11 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
                                       "them first (suggest_expected, or `vectrixdb golden label`)"))
     check.findings += [Finding(line, None, "error", message) for line, message in undecodable]
     check.rows += len(undecodable)
+    if check.rows > 3 and not objects:  # a PDF, a CSV: one finding, not one a line
+        begins = f"; its first line begins {first[:40]!r}" if first else ""
+        check.findings = [Finding(None, None, "error", f"none of its {check.rows} lines is a JSON object: a golden file "
+                                                       f"is JSON Lines, one object a line{begins}")]
+        return check
     ready = [q for q in questions if q.labelled]
     check.ready = len(ready)
     if check.rows and not ready and not bedrock:

@@ -159,8 +159,14 @@ def register(app: typer.Typer, open_collection) -> None:
         from vectrixdb.evaluation import load_run
 
         report = load_run(folder, run)
-        typer.echo(report.to_json() if as_json else f"{report!r}\nstatus: {report.meta.get('status')}"
+        if as_json:
+            typer.echo(report.to_json())
+            return
+        typer.echo(f"{report!r}\nstatus: {report.meta.get('status')}"
                    + (f" ({report.meta['error']})" if report.meta.get("error") else ""))
+        if report.frame is not None:  # the per-question (or per-build) table, first 50 rows
+            typer.echo(report.frame.head(50).to_string(max_colwidth=40)
+                       + (f"\n... {len(report.frame) - 50} more rows (--json has them all)" if len(report.frame) > 50 else ""))
 
     @runs_app.command("compare")
     def runs_compare(a: str, b: str, folder: str = typer.Option(..., help="the folder the runs were saved in"),

@@ -124,6 +124,7 @@ def test_as_a_principal(guarded, tmp_path):
                                 "--path", str(guarded)])
     assert "'board' is not in collection" not in owner.output
     assert "'board' is not in collection" in staff.output  # as though it were not there
+    assert "1 ready (1 naming a document or page the collection does not hold)" in staff.output
     done = runner.invoke(app, ["golden", "check", str(golden), "--as", "group=staff"])
     assert done.exit_code == 1 and "--as needs --collection" in done.output
 

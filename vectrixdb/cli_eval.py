@@ -17,12 +17,13 @@ import typer
 
 from vectrixdb.errors import BadInput, NotFound
 
+FIGURE_NAME = re.compile(r"([a-z_]+)(?:@(\d+))?")  # recall@5, mrr: a family and an optional cut-off
 runs_app = typer.Typer(help="Saved runs: list, show, compare.", no_args_is_help=True)
 
 
 def figure(values: dict, name: str) -> float | None:
     """A report's figure by the name it is printed under: `recall@5`, `mrr`, `ndcg@10`."""
-    match = re.fullmatch(r"([a-z_]+)(?:@(\d+))?", name.strip().lower())
+    match = FIGURE_NAME.fullmatch(name.strip().lower())
     if not match:
         raise BadInput(f"{name!r} is not a figure name like recall@5 or mrr")
     family, k = match[1], match[2]
@@ -52,7 +53,7 @@ def thresholds(given: list[str], ks: list[int]) -> dict[str, float]:
             limit = None
         if not sep or limit is None:
             raise BadInput(f"--fail-under takes NAME=NUMBER, e.g. recall@5=0.8, not {item!r}")
-        match = re.fullmatch(r"([a-z_]+)(?:@(\d+))?", name.strip().lower())
+        match = FIGURE_NAME.fullmatch(name.strip().lower())
         if not match or match[1] not in FIGURES:
             raise BadInput(f"--fail-under: {name.strip()!r} is not a figure of the report; use one of "
                            f"{', '.join(f + '@K' for f in FIGURES[:-1])} or mrr")

@@ -104,8 +104,26 @@ def _model_chunking(d: dict, name: str):
              f"{builds}; {totals.get('requests', '?')} model requests, {d['seconds']:.0f} s", name)]
 
 
+def _hnsw(d: dict, name: str):
+    out = []
+    for r in d["results"]:
+        s, h = r["settings"], r["hnsw"]
+        out.append((f"HNSW at {r['vectors']:,} vectors of 384 dims (connectivity {s['connectivity']}, expansion_search "
+                    f"{s['expansion_search']}): recall@10 against exact; p50 HNSW / exact; build",
+                    f"{h['recall@10']:.4f}; {_ms(h['p50_ms'])} / {_ms(r['exact']['p50_ms'])} ms; {r['build_s']:.0f} s", name))
+    return out
+
+
+def _quantized(d: dict, name: str):
+    r = d["results"]
+    backends = [k for k in r if k != "plain"]
+    return [(f"embedding SciFact abstracts, {' / '.join(backends)} against plain encode: speed-up (nDCG@10 change)",
+             "; ".join(f"{r[k]['speedup_vs_plain']:.2f}x ({0.0 - r[k]['ndcg@10_loss']:+.4f})" for k in backends), name)]
+
+
 OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _scale),
-            ("write_golden_uber.json", _golden), ("model_chunking_uber.json", _model_chunking)]
+            ("write_golden_uber.json", _golden), ("model_chunking_uber.json", _model_chunking),
+            ("hnsw.json", _hnsw), ("quantized_embedding.json", _quantized)]
 
 
 def table() -> str:

@@ -62,7 +62,12 @@ def test_the_audit_sets_drafts_beside_real_questions(policies, tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    assert len(report.plot().axes) == 4
+    fig = report.plot()
+    assert len(fig.axes) == 4 and fig.get_suptitle() == "golden set audit: drafted against real"
+    lengths, overlaps = fig.axes[:2]
+    assert [t.get_text() for t in lengths.get_legend().get_texts()] == ["drafted (n=2)", "real (n=2)"]
+    assert [t.get_text() for t in overlaps.get_legend().get_texts()] == ["drafted (n=2)"]  # real rows have no evidence
+    fig.savefig(tmp_path / "audit.png")
 
 
 def test_a_question_needing_two_pages_is_two_place(db):

@@ -181,6 +181,8 @@ def test_model_backed_builds_in_the_comparison(policies, tmp_path):
         costs = {c["build"]: c for c in report["model_builds"]}
         assert costs["llm/200/plain"]["calls"] == 4 and costs["fixed+notes/1000/plain"]["requests"] == 4
         assert costs["recursive+notes/1000/plain"]["requests"] == 0 and costs["recursive+notes/1000/plain"]["cached"] == 4
+        # one note writer serves both notes builds: each build counts its own calls, not the writer's running total
+        assert costs["fixed+notes/1000/plain"]["calls"] == costs["recursive+notes/1000/plain"]["calls"] == 4
         quiet = compare_chunking(docs, qs, budget=300, techniques=["fixed"], sizes=[200], headings=[False],
                                  progress=False)
         assert {s["name"] for s in quiet["skipped"]} == {"llm", "contextual", "late"}

@@ -74,6 +74,8 @@ def model_builds(collections: dict[str, list], give: dict, techniques: list[str]
             continue
         model = give.get(kind) if kind != "late" else None
         before = _totals(model)
+        # one cutter or note writer serves every build of its kind: its counters run on, so take the difference
+        calls, failed = (model.calls, model.failed) if model is not None else (0, 0)
         try:
             build = Build(name, size, heading, {}, {})
             _fill(build, collections, kind, model, size, heading, embedder)
@@ -82,7 +84,7 @@ def model_builds(collections: dict[str, list], give: dict, techniques: list[str]
             continue
         builds.append(build)
         costs.append({"build": f"{name}/{size}/{'heading' if heading else 'plain'}",
-                      **({"calls": model.calls, "failed": model.failed} if model is not None else {}),
+                      **({"calls": model.calls - calls, "failed": model.failed - failed} if model is not None else {}),
                       **_delta(_totals(model), before)})
     return builds, skipped, costs
 

@@ -73,7 +73,10 @@ def token_embeddings_many(model: Any, texts: Sequence[str], stride: int | None =
     dim = network.config.hidden_size
     outs, bests, offsets, jobs = [], [], [], []
     for t, text in enumerate(texts):
-        encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+        # verbose=False: the whole text is tokenised on purpose (the windows below keep the model within
+        # its length), so transformers' "longer than the maximum sequence length" warning would mislead
+        encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False,
+                            verbose=False)
         ids = encoded["input_ids"]
         offsets.append(np.array(encoded["offset_mapping"], dtype=np.int64).reshape(-1, 2))
         outs.append(np.zeros((len(ids), dim), dtype=np.float32))

@@ -31,8 +31,8 @@ class VectorIndex(Derived):
         self.dim = dim
         # connectivity 32 and expansion_search 512: recall@10 against exact 0.9995 at 100,000 vectors,
         # 0.998 at 300,000, 0.969 at 1,000,000 (benchmarks/hnsw.json; connectivity 16 gave 0.975 at
-        # 300,000). expansion_search is a search-time setting, so saved indexes get it too; a saved
-        # index keeps the connectivity it was built with until it is rebuilt.
+        # 300,000 in a trial, see its notes). expansion_search is a search-time setting, so saved
+        # indexes get it too; a saved index keeps the connectivity it was built with until rebuilt.
         self.index = Index(ndim=dim, metric="ip", dtype="f32", connectivity=32, expansion_add=128, expansion_search=512)
         self.state: State | None = None  # the catalog state the vectors in memory reflect
 

@@ -1,7 +1,7 @@
 """HNSW (usearch, vectrixdb's default settings) beside exact search, at 100k+ vectors of 384 dims.
 
 usage: python scripts/bench_hnsw.py ../shared/data/scifact [--sizes 100000 300000 1000000]
-       [--out benchmarks/hnsw.json] [--note TEXT]
+       [--out benchmarks/hnsw.json] [--trials FILE] [--note TEXT]
 
 Vectors: the 5,183 SciFact abstracts embedded with the bundled model (through the embedding
 cache), then derived ones up to each size, made 100,000 at a time: v = normalise(w*a + (1-w)*b +
@@ -13,7 +13,8 @@ recorded per size. Queries: all 1,109 SciFact questions (test and train), real a
 
 Per size, in a fresh process (its peak RSS is its own): exact top-10 by a matrix product (the path
 vectrixdb takes below EXACT_LIMIT), the HNSW index built exactly as store/vectors.py builds it
-(usearch's multi-threaded add), recall@10 of HNSW against exact, per-query p50/p99 latency of both
+(usearch's multi-threaded add) and searched at the breadth VectorIndex.search sets for that size
+(search_breadth), recall@10 of HNSW against exact, per-query p50/p99 latency of both
 (one query at a time, as a search call does), build time, index memory; then recall and latency for
 other expansion_search values on the same graph, to show the margin.
 """
@@ -87,7 +88,7 @@ def percentiles(times):
 def phase(folder: str, size: int) -> dict:
     import numpy as np
 
-    from vectrixdb.store.vectors import VectorIndex
+    from vectrixdb.store.vectors import VectorIndex, search_breadth
 
     rng = np.random.default_rng(SEED)
     docs, queries = real_vectors(folder)
@@ -114,13 +115,13 @@ def phase(folder: str, size: int) -> dict:
         "participation_ratio": {"real": round(participation_ratio(docs), 1),
                                 "derived": round(participation_ratio(base[len(docs) : len(docs) + 50_000]), 1)},
         "settings": {"connectivity": vi.index.connectivity, "expansion_add": vi.index.expansion_add,
-                     "expansion_search": vi.index.expansion_search, "metric": "ip", "dtype": "f32"},
+                     "expansion_search": search_breadth(size), "metric": "ip", "dtype": "f32"},
         "build_s": round(build_s, 1), "index_memory_mb": round(vi.index.memory_usage / 2**20),
         "vectors_alone_mb": round(base.nbytes / 2**20), "exact": percentiles(exact_ms),
     }
-    default = vi.index.expansion_search
+    default = search_breadth(size)  # what VectorIndex.search sets for an index of this size
     sweep = {}
-    for ef in sorted({16, 32, 64, 128, default, 256, 512, 1024}):
+    for ef in sorted({16, 32, 64, 128, 256, 512, 1024, 2048, default}):
         vi.index.expansion_search = ef
         ms, hits = [], 0
         for q, want in zip(queries, truth):
@@ -142,6 +143,7 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 300_000, 1_000_000])
     ap.add_argument("--out", default="benchmarks/hnsw.json")
     ap.add_argument("--phase", type=int)
+    ap.add_argument("--trials", help="a JSON file of earlier trials of other settings, kept beside the figures")
     ap.add_argument("--note", default="", help="what the figures alone do not say (machine load, what was left out)")
     args = ap.parse_args()
     if args.phase:
@@ -159,6 +161,7 @@ def main() -> None:
         "what": "usearch HNSW at vectrixdb's defaults beside exact search (matrix product)",
         "how": __doc__.split("\n\n", 2)[2].replace("\n", " ").strip(),
         "target": "recall@10 >= 0.99 against exact at the defaults",
+        "trials": json.loads(Path(args.trials).read_text()) if args.trials else None,
         "results": results,
         "versions": versions("vectrixdb", "usearch", "numpy"),
         "notes": args.note,

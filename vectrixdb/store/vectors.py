@@ -2,7 +2,8 @@
 
 Vectors are unit length, so cosine similarity is the inner product. Collections up to
 EXACT_LIMIT vectors are searched exactly (a brute-force matrix product is both faster and exact at
-that size); larger ones use usearch's HNSW graph.
+that size); larger ones use usearch's HNSW graph, searched at a breadth that grows with the index
+(search_breadth).
 
 The file is derived from the catalog, so it is only trusted when its stamp (vectors.<space>.json)
 names the catalog's current State and the SHA-256 of the file's bytes matches: the bytes are read
@@ -20,6 +21,19 @@ from vectrixdb.store.catalog import State, digest
 from vectrixdb.store.derived import Derived
 
 EXACT_LIMIT = 20_000
+CONNECTIVITY, EXPANSION_ADD = 64, 256  # the graph; see search_breadth for the search side
+
+
+def search_breadth(n: int) -> int:
+    """usearch's expansion_search for an index of n vectors: 256 up to 500,000, doubled each time the
+    index grows fourfold past that (512 up to 2,000,000), at most 2,048. At a fixed breadth recall
+    falls as the index grows; measured at these graph settings (benchmarks/hnsw.json), recall@10
+    against exact with breadth 256 is 0.997 at 300,000 vectors and 0.990 at 1,000,000, where 512
+    gives 0.995."""
+    breadth, limit = 256, 500_000
+    while n > limit and breadth < 2048:
+        breadth, limit = breadth * 2, limit * 4
+    return breadth
 
 
 class VectorIndex(Derived):
@@ -29,11 +43,10 @@ class VectorIndex(Derived):
         self.path = folder / f"vectors.{space}.usearch"
         self.stamp_path = folder / f"vectors.{space}.json"
         self.dim = dim
-        # connectivity 32 and expansion_search 512: recall@10 against exact 0.9995 at 100,000 vectors,
-        # 0.998 at 300,000, 0.969 at 1,000,000 (benchmarks/hnsw.json; connectivity 16 gave 0.975 at
-        # 300,000 in a trial, see its notes). expansion_search is a search-time setting, so saved
-        # indexes get it too; a saved index keeps the connectivity it was built with until rebuilt.
-        self.index = Index(ndim=dim, metric="ip", dtype="f32", connectivity=32, expansion_add=128, expansion_search=512)
+        # A dense graph for high recall (benchmarks/hnsw.json has the figures and the trials behind the
+        # choice). expansion_search is a search-time setting, set per search from the index's size, so
+        # saved indexes get it too; a saved index keeps the connectivity it was built with until rebuilt.
+        self.index = Index(ndim=dim, metric="ip", dtype="f32", connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD)
         self.state: State | None = None  # the catalog state the vectors in memory reflect
 
     def __repr__(self) -> str:
@@ -123,6 +136,7 @@ class VectorIndex(Derived):
             top = np.argpartition(-sims, min(k, len(sims)) - 1)[:k] if len(sims) > k else np.arange(len(sims))
             top = top[np.lexsort((keys[top], -sims[top]))]
             return keys[top], sims[top]
+        self.index.expansion_search = search_breadth(n)
         found = self.index.search(query.astype(np.float32), min(k, n))
         return np.asarray(found.keys, dtype=np.uint64), np.asarray(found.distances, dtype=np.float32) * -1 + 1
 

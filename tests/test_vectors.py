@@ -45,14 +45,11 @@ def test_a_collection_above_the_threshold_searches_through_hnsw(policies, monkey
     assert approx == exact
 
 
-def test_the_search_breadth_grows_with_the_index(tmp_path):
+def test_the_search_breadth_grows_with_the_index(tmp_path, monkeypatch):
     sizes = [1, 20_000, 500_000, 500_001, 1_000_000, 2_000_000, 2_000_001, 8_000_000, 8_000_001, 10**9]
     assert [vectors.search_breadth(n) for n in sizes] == [256, 256, 256, 512, 512, 512, 1024, 1024, 2048, 2048]
     index = VectorIndex(tmp_path, "default", 384)
     index.build(None, np.arange(200, dtype=np.uint64), embedded(200, 3))
-    vectors.EXACT_LIMIT, limit = 10, vectors.EXACT_LIMIT
-    try:
-        index.search(embedded(1, 4)[0], 5)
-    finally:
-        vectors.EXACT_LIMIT = limit
+    monkeypatch.setattr(vectors, "EXACT_LIMIT", 10)
+    index.search(embedded(1, 4)[0], 5)
     assert index.index.expansion_search == 256 and index.index.connectivity == vectors.CONNECTIVITY

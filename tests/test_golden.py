@@ -58,19 +58,25 @@ def test_ten_mistakes_all_found_with_their_lines(tmp_path):
         read_golden(str(tmp_path / "bad.jsonl"))
 
 
-def test_notes_do_not_stop_a_run(tmp_path, policies):
+def test_notes_do_not_stop_a_run_and_labels_the_collection_lacks_do(tmp_path, policies):
     lines = ['{"question": "", "expected": []}',
              '{"id": "1", "question": "Can I defer?", "expected": ["deferment"], "draft": true}',
              '{"id": "2", "question": "Unknown doc?", "expected": ["nowhere"]}',
-             '{"id": "3", "question": "Page too far?", "expected": ["deferment#page=9"]}']
-    check = check_golden(write(tmp_path / "g.jsonl", lines), policies)
-    assert check.ok and check.ready == 3
+             '{"id": "3", "question": "Page too far?", "expected": ["deferment#page=9"]}',
+             '{"id": "4", "question": "Case?", "expected": ["Card-Fraud"]}']
+    path = write(tmp_path / "g.jsonl", lines)
+    check = check_golden(path, policies)
     notes = {(f.line, f.message.split(":")[0]) for f in check.notes}
     assert (1, "template row still waiting for a question") in notes
     assert (2, "draft") in notes
-    assert any(f.line == 3 and "not in collection" in f.message for f in check.notes)
-    assert any(f.line == 4 and "has 1 pages, not page 9" in f.message for f in check.notes)
-    assert [q.id for q in check.golden] == ["1", "2", "3"]
+    errors = {f.line: f.message for f in check.errors}
+    assert sorted(errors) == [3, 4, 5] and check.ready == 4 and check.outside == 3
+    assert "'nowhere' is not in collection 'test' (it holds 4 document(s): 'card-fraud'" in errors[3]
+    assert "'deferment' has 1 pages, not page 9" in errors[4]
+    assert "did you mean 'card-fraud'?" in errors[5]
+    assert check_golden(path).ok  # without the collection, only what one file can tell
+    check = check_golden(write(tmp_path / "ok.jsonl", lines[:2]), policies)
+    assert check.ok and [q.id for q in check.golden] == ["1"]
 
 
 def test_nothing_ready_is_an_error(tmp_path):
@@ -169,7 +175,7 @@ def test_graded_expected_round_trips_and_is_checked(tmp_path):
     check = check_golden(bad)
     messages = [(f.line, f.field, f.message) for f in check.findings]
     assert (1, "expected", "the grade of 'a' must be a number from 0, not -1") in messages
-    assert any(line == 2 and "'a#page=0' is not a document id" in m for line, _, m in messages)
+    assert any(line == 2 and "'a#page=0' is not a page label" in m and "pages count from 1" in m for line, _, m in messages)
     assert any(line == 3 and "'high'" in m for line, _, m in messages)
     assert any(line == 4 and "no entry has a grade above 0" in m for line, _, m in messages)
 

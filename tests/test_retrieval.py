@@ -279,3 +279,35 @@ def test_load_beir_keeps_the_grades(tmp_path):
     assert q.graded() == [("a", 2.0), ("b", 1.0), ("c", 0.0)] and q.labelled
     report = retrieval_report(lambda query: ["b", "a"], data.questions, k=2)
     assert report["ndcg"][2] == pytest.approx((1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)))
+
+
+def test_a_chunk_returned_twice_counts_once_at_every_grain_and_level():
+    a0 = {"chunk_id": "a::0", "doc_id": "a", "pages": [1], "text": "the fee is ten dollars"}
+    b0 = {"chunk_id": "b::0", "doc_id": "b", "pages": [1], "text": "refunds take five days"}
+    twice, once = fixed([a0, a0, b0]), fixed([a0, b0])
+    q = Question("q?", None, ["a#page=1"], "q", evidence=["the fee is ten dollars"])
+    page = retrieval_report(twice, [q], k=(1, 2, 3), by="page")
+    assert page["levels"]["page"] == {"precision": 0.5, "recall": 1.0, "f1": pytest.approx(2 / 3)}  # 1 of 2 chunks
+    assert any("1 result(s) repeated a chunk" in w for w in page["warnings"])
+    for by in ("doc", "page", "chunk", "evidence"):
+        label = {"chunk": ["a::0"]}.get(by, q.expected)
+        row = Question("q?", None, label, "q", evidence=q.evidence)
+        r2, r1 = retrieval_report(twice, [row], k=(1, 2, 3), by=by), retrieval_report(once, [row], k=(1, 2, 3), by=by)
+        for family in ("precision", "recall", "ndcg", "f1", "hit_rate"):
+            assert r2[family] == r1[family], (by, family)
+        assert r2["levels"] == r1["levels"] and r2["mrr"] == r1["mrr"]
+    assert retrieval_report(twice, [q], k=2, by="page")["precision"] == {2: 0.5}
+
+
+def test_results_without_pages_or_text_are_said_not_scored_as_zero():
+    ids = fixed(["a::0", "b::0"])  # bare chunk ids and no collection: documents, but no pages, no text
+    q = Question("q?", None, ["a#page=1"], "q", evidence=["the fee"])
+    page = retrieval_report(ids, [q], k=2, by="page")
+    assert page["ndcg"] is None and page["levels"] is None and "give the collection" in page["reason"]
+    doc = retrieval_report(ids, [q], k=2, by="doc")
+    assert doc["recall"] == {2: 1.0} and doc["levels"]["page"] is None
+    assert any(w.startswith("page level needs pages: return hits or give the collection") for w in doc["warnings"])
+    evidence = retrieval_report(ids, [q], k=2, by="evidence")
+    assert any(w.startswith("evidence level needs text") for w in evidence["warnings"])
+    mixed = retrieval_report(fixed([{"chunk_id": "a::0", "doc_id": "a", "pages": [1]}, "b::0"]), [q], k=2, by="page")
+    assert mixed["recall"] == {2: 1.0} and any("1 of 2 results name no page" in w for w in mixed["warnings"])

@@ -143,6 +143,43 @@ def split_label(label: str) -> tuple[str, int | None]:
     return (match["doc"], int(match["page"])) if match else (label, None)
 
 
+def label_document(label: str) -> str:
+    """The document a label names: `r.pdf#page=4` -> `r.pdf`, the chunk id `r.pdf::12` -> `r.pdf`."""
+    doc = split_label(label)[0]
+    return doc.rsplit("::", 1)[0] if CHUNK_LABEL.match(doc) else doc
+
+
+# The label rule. A label is a document id, `doc_id#page=N` (lower case, N from 1, nothing after)
+# or a vectrixdb chunk id `doc_id::n`. A `#` followed by anything else that reads as a page
+# (`#p=10`, `#Page=10`, `#page10`, `#pg 10`, `#10`) is a misspelt page anchor, an error with or
+# without a collection (golden.schema.json says the same). `page=10` without the `#` may be part of
+# a document id (a URL's query), so it is an error only against a collection that does not hold it.
+CHUNK_LABEL = re.compile(r"^.+::[0-9]+$")
+HASH_ANCHOR = re.compile(r"^(?P<doc>.*?)\s*#\s*(?:p|pg|pp|page|pages)?\.?\s*[=:_-]?\s*(?P<page>[0-9]+)\s*$", re.I)
+BARE_ANCHOR = re.compile(r"^(?P<doc>.+?)[\s?&/_.,-]*page\s*[=:]\s*(?P<page>[0-9]+)\s*$", re.I)
+
+
+def loose_page(label: str) -> tuple[str, int] | None:
+    """(document, page) a label seems to mean when its page anchor is misspelt, else None."""
+    if PAGE_LABEL.match(label):
+        return None
+    match = HASH_ANCHOR.match(label) or BARE_ANCHOR.match(label)
+    return (match["doc"], int(match["page"])) if match and match["doc"] else None
+
+
+def anchor_problem(label: str) -> str | None:
+    """Why a label's page anchor is not `#page=N`, with what it seems to mean; None when it is fine.
+    Only `#` forms are judged here: see the label rule above."""
+    bad = "#page=" in label and not PAGE_LABEL.match(label)
+    loose = HASH_ANCHOR.match(label)
+    if not bad and not (loose and not PAGE_LABEL.match(label)):
+        return None
+    meant = loose_page(label)
+    fix = ("; pages count from 1" if meant[1] < 1 else f"; did you mean {meant[0] + '#page=' + str(meant[1])!r}?") \
+        if meant else ""
+    return f"{label!r} is not a page label: a page is written doc_id#page=N (lower case, N from 1){fix}"
+
+
 def save_questions(questions: Iterable[Question], path: str) -> str:
     """Write questions as a golden JSONL file; never over an existing file."""
     from vectrixdb.io import write_new
@@ -233,7 +270,7 @@ def iter_rows(path: str, problems: list | None = None) -> Iterator[tuple[int, st
             except UnicodeDecodeError as exc:
                 message = f"not UTF-8 (byte {exc.start} of the line)"
                 if problems is None:
-                    raise ValueError(f"{path}, line {n}: {message}") from None
+                    raise BadInput(f"{path}, line {n}: {message}") from None
                 problems.append((n, message))
                 continue
             text = text.rstrip("\r\n")
@@ -242,17 +279,22 @@ def iter_rows(path: str, problems: list | None = None) -> Iterator[tuple[int, st
 
 
 def load_questions(path: str) -> list[Question]:
-    """Questions from a golden file or a Bedrock prompt dataset (its rows come back unlabelled).
+    """Questions from a golden file, a Bedrock prompt dataset (its rows come back unlabelled) or a
+    Vecta benchmark (JSON Lines or Vecta's CSV; foreign.py says how its fields become labels).
 
     This reads what is there; check_golden() says what is wrong with it."""
+    from vectrixdb.evaluation.foreign import from_vecta, is_vecta, rows_of, vecta_problems
     from vectrixdb.evaluation.schema import is_template, schema_findings
 
     out = []
-    for n, text in iter_rows(path):
-        try:
-            row = parse_row(text)
-        except ValueError as exc:
-            raise BadInput(f"{path}, line {n}: {exc}") from None
+    for n, text, row in rows_of(path):
+        if isinstance(row, ValueError):
+            raise BadInput(f"{path}, line {n}: {row}") from None
+        if is_vecta(row):
+            problems = vecta_problems(row)
+            if problems:
+                raise BadInput(f"{path}, line {n}, {problems[0][0]}: {problems[0][1]}")
+            row = from_vecta(row)
         if is_bedrock(row):
             problems = bedrock_problems(row)
             if problems:

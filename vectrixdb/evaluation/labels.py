@@ -9,8 +9,12 @@ scores against the question's labels:
 - page: a chunk is one result, and it satisfies every expected page it covers, at its own rank (a
   chunk over pages 3-4 is a hit at its rank when page 4 is expected). An expected entry that names
   a whole document is satisfied by any page of it; a page label of a document the same row also
-  expects whole adds nothing and is dropped (check_golden notes such rows).
+  expects whole adds nothing and is dropped (check_golden notes such rows). A chunk id label
+  (`doc::n`, as a Vecta row without pages gives) is satisfied by that chunk.
 - chunk: chunk ids.
+- A chunk returned more than once is read once, at its first rank (`distinct`), at every grain
+  and level; a bare chunk id takes its pages and text from the collection when one is given
+  (`with_pages`).
 - evidence: each result satisfies the quotes it holds, whole, or at least half of one where the
   chunk starts or ends inside it (compared after collapsing whitespace and case, and dropping
   Markdown marks). A question without evidence is judged by its pages (or documents).
@@ -20,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from vectrixdb.evaluation.golden import Question, split_label
+from vectrixdb.evaluation.golden import Question, label_document, split_label
 
 GRAINS = ("doc", "page", "chunk", "evidence")
 
@@ -59,6 +63,36 @@ def as_result(item: Any, rank: int) -> Result:
         return Result(str(meta.get("chunk_id") or getattr(item, "id", None) or f"{doc}::{rank}"), str(doc), _pages(meta),
                       item.page_content, meta.get("score"))
     raise TypeError(f"cannot read a retrieval result from {type(item).__name__}: give ids, dicts or hits")
+
+
+def distinct(results: list[Result]) -> tuple[list[Result], int]:
+    """Each chunk once, at its first (best) rank, and how many repeats were dropped: a chunk returned
+    twice counts once at every grain and level, as a TREC run holds a document once per query. A
+    result with no chunk id of its own (an id, or a dict naming only its document) is told apart by
+    its pages and text."""
+    seen: set = set()
+    out = []
+    for r in results:
+        key = r.chunk_id if r.chunk_id != r.doc_id else (r.doc_id, r.pages, r.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out, len(results) - len(out)
+
+
+def with_pages(results: list[list[Result]], db: Any) -> list[list[Result]]:
+    """Results that came as bare vectrixdb chunk ids (`doc::n`) take their pages and text from the
+    collection, so they earn page and evidence credit as the hits would."""
+    from vectrixdb.evaluation.golden import CHUNK_LABEL
+    from vectrixdb.evaluation.label_check import chunks_of
+
+    bare = {r.chunk_id for res in results for r in res if not r.pages and CHUNK_LABEL.match(r.chunk_id)}
+    if not bare:
+        return results
+    docs = sorted({c.rsplit("::", 1)[0] for c in bare})
+    known = {c["chunk_id"]: c for c in chunks_of(db, docs) if c["chunk_id"] in bare}
+    fill = lambda r, c: r._replace(doc_id=c["doc_id"], pages=tuple(c["pages"]), text=r.text or c["text"])  # noqa: E731
+    return [[fill(r, known[r.chunk_id]) if not r.pages and r.chunk_id in known else r for r in res] for res in results]
 
 
 def _pages(meta: dict) -> tuple[int, ...]:
@@ -107,7 +141,7 @@ def qrel(q: Question, by: str) -> dict[str, float]:
     out: dict[str, float] = {}
     if grain == "doc":
         for label, grade in q.graded():
-            doc = split_label(label)[0]
+            doc = label_document(label)
             out[doc] = max(out.get(doc, 0.0), grade)
         return out
     whole = {label for label in q.expected if split_label(label)[1] is None}
@@ -128,7 +162,7 @@ def units(q: Question, results: list[Result], by: str) -> list:
     if grain == "page":
         whole = {e for e in q.expected if split_label(e)[1] is None}
         return [((r.doc_id,) if r.doc_id in whole else ()) + tuple(f"{r.doc_id}#page={p}" for p in r.pages)
-                for r in results]
+                + ((r.chunk_id,) if r.chunk_id in whole and r.chunk_id != r.doc_id else ()) for r in results]
     quotes = [normal(e) for e in q.evidence]
     return [tuple(qt for qt in quotes if holds(normal(r.text), qt)) for r in results]
 
@@ -154,7 +188,8 @@ def levels(q: Question, results: list[Result]) -> dict[str, dict[str, float] | N
       expected page of the same document, precision = chunks with credit / chunks; recall =
       expected pages covered by some chunk / expected pages;
     - chunk (only when the row's labels are chunk ids, `doc::n`): chunk ids by set intersection.
-    Only relevant labels (grade above 0) count."""
+    Only relevant labels (grade above 0) count, and a chunk returned twice counts once."""
+    results = distinct(results)[0]
     relevant = [label for label, grade in q.graded() if grade > 0]
     chunk_ids = {label for label in relevant if "::" in label}
     docs = {label.rsplit("::", 1)[0] if label in chunk_ids else split_label(label)[0] for label in relevant}

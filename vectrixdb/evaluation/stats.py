@@ -36,3 +36,90 @@ def bootstrap_interval(values, confidence: float = 0.95, n_resamples: int = 2000
                        random_state=np.random.default_rng(seed))
     low, high = result.confidence_interval
     return [float(low), float(high)]
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (Holm 1979): with the m p-values sorted ascending,
+    adjusted p_(i) = max over j <= i of min(1, (m - j + 1) * p_(j)). Rejecting where the adjusted p
+    is below alpha keeps the chance of any false finding among the m at most alpha."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * float(p_values[i])))
+        out[i] = running
+    return out
+
+
+class SignFlip:
+    """The paired sign-flip (randomisation) test on the mean of paired differences d, and the
+    interval that inverts it: one procedure, so "the interval excludes zero" and "the test rejects
+    zero" are the same statement at the same level.
+
+    H0(delta): the differences d - delta are symmetric about zero (the two runs are exchangeable
+    question by question once B is shifted by delta). Statistic |mean(d - delta)|, compared with the
+    same statistic under `n_flips` random sign patterns (all 2^n patterns when n <= 12);
+    p(delta) = (1 + flips at least as extreme) / (1 + flips), as a Monte Carlo p must be. On yes/no
+    measures d is -1, 0 or 1 and p(0) is the McNemar sign test on the discordant questions.
+    The interval at level 1 - alpha is {delta : p(delta) >= alpha}, found by bisection from the
+    mean; its side towards zero is bracketed at zero itself, so it excludes zero exactly when
+    p(0) < alpha. Where no shift can be rejected (too few questions) an end is None."""
+
+    def __init__(self, diff, n_flips: int = 9999, seed: int = 0):
+        import itertools
+
+        import numpy as np
+
+        d = np.asarray(diff, dtype=float)
+        self.n, self.mean = len(d), float(d.mean()) if len(d) else 0.0
+        if self.n <= 12:
+            signs = np.array(list(itertools.product((1.0, -1.0), repeat=self.n)))[1:]  # all but the identity
+        else:
+            flips = max(999, min(n_flips, 20_000_000 // self.n))
+            signs = np.random.default_rng(seed).integers(0, 2, size=(flips, self.n), dtype=np.int8) * 2.0 - 1.0
+        self._sd = signs @ d / max(self.n, 1)  # mean(s * d) per pattern
+        self._s = signs.sum(axis=1) / max(self.n, 1)  # mean(s) per pattern
+        self._b = self.flips = len(signs)
+        self.exact = self.n <= 12
+        self.scale = float(np.abs(d).max()) if self.n else 0.0
+
+    def p(self, delta: float = 0.0) -> float:
+        import numpy as np
+
+        if self.n == 0:
+            return 1.0
+        observed = abs(self.mean - delta)
+        flipped = np.abs(self._sd - delta * self._s)
+        extreme = int((flipped >= observed - 1e-12 * max(1.0, abs(observed))).sum())
+        return (1 + extreme) / (1 + self._b)
+
+    def interval(self, alpha: float) -> tuple[float | None, float | None]:
+        if self.n > 1 and self.scale == 0:  # every difference is 0: nothing else is consistent with them
+            return 0.0, 0.0
+        return self._end(alpha, -1), self._end(alpha, +1)
+
+    def _end(self, alpha: float, side: int) -> float | None:
+        inside = self.mean  # p(mean) = 1: always inside
+        towards_zero = (0.0 - self.mean) * side > 0  # zero lies on this side of the mean
+        if towards_zero and self.p(0.0) < alpha:
+            outside = 0.0
+        else:
+            step = max(self.scale, 1e-9)
+            outside = (0.0 if towards_zero else self.mean) + side * step
+            for _ in range(60):
+                if self.p(outside) < alpha:
+                    break
+                step *= 2
+                outside = (0.0 if towards_zero else self.mean) + side * step
+            else:
+                return None
+            if towards_zero:  # zero is inside here; keep it inside
+                inside = 0.0
+        for _ in range(40):  # to 2^-40 of the span: far below any printed digit
+            middle = (inside + outside) / 2
+            if self.p(middle) < alpha:
+                outside = middle
+            else:
+                inside = middle
+        return float(inside)

@@ -91,15 +91,18 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args) -> None:  # keep test output clean
         pass
 
-    def send(self, status: int, body: dict | str, headers: dict | None = None) -> None:
-        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    def send(self, status: int, body: dict | str | bytes, headers: dict | None = None) -> None:
+        """Reply; `headers` may set Content-Type and Content-Length (a length longer than the body
+        sends the body and then closes the connection: a reply cut off on the wire)."""
+        data = body if isinstance(body, bytes) else body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        headers = {"Content-Type": "application/json", "Content-Length": str(len(data)), **(headers or {})}
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
+        for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+        if int(headers["Content-Length"]) > len(data):
+            self.close_connection = True
 
     def body(self) -> bytes:
         return self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -112,6 +115,9 @@ def completion(content: str | None, *, finish: str = "stop", prompt: int = 12, c
             "choices": [{"index": 0, "finish_reason": finish,
                          "message": {"role": "assistant", "content": content, "refusal": refusal}}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}
+
+
+DROP = ("drop",)
 
 
 class Scripted(_Loopback):
@@ -140,6 +146,9 @@ class Scripted(_Loopback):
                 time.sleep(scripted.delay)
                 with scripted._lock:
                     scripted._now -= 1
+                if step == DROP:  # close the connection without a reply
+                    self.close_connection = True
+                    return
                 self.send(*step)
 
         super().__init__(Handler)
@@ -150,7 +159,20 @@ class Scripted(_Loopback):
         return self
 
     def fail(self, status: int, message: str, headers: dict | None = None, code: str | None = None) -> "Scripted":
-        self.script.append((status, {"error": {"message": message, "type": "error", "code": code}}, headers or {}))
+        self.script.append((status, {"error": {"message": message, "type": code or "error", "code": code}},
+                            headers or {}))
+        return self
+
+    def raw(self, body: str | bytes | dict | list | None, status: int = 200, content_type: str = "application/json",
+            headers: dict | None = None) -> "Scripted":
+        """Any body at all (not JSON-encoded when a str or bytes), e.g. an HTML page with a 200."""
+        body = json.dumps(body) if not isinstance(body, (str, bytes)) else body
+        self.script.append((status, body, {"Content-Type": content_type, **(headers or {})}))
+        return self
+
+    def drop(self) -> "Scripted":
+        """Take the request and close the connection without a reply."""
+        self.script.append(DROP)
         return self
 
 

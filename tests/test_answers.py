@@ -112,9 +112,10 @@ def test_a_model_judge_counts_unscorable_replies_and_never_averages_them(tmp_pat
         sent = server.requests[0]["json"]["messages"]
         assert "<passage" in sent[1]["content"] and "correctness" in sent[0]["content"]
         asked = len(server.requests)
-        again = answer_report(QS, ANSWERS, writer, metrics=["correctness"])  # every verdict is cached
-        assert len(server.requests) == asked and again["metrics"] == report["metrics"]
-        assert again["model"]["requests"] == 0 and again["model"]["cached"] == 5
+        server.answer("not json").answer("still not json").answer(verdict(7)).answer(verdict(2))
+        again = answer_report(QS, ANSWERS, writer, metrics=["correctness"])  # every verdict is cached ...
+        assert len(server.requests) == asked + 4 and again["metrics"] == report["metrics"]
+        assert again["model"]["requests"] == 4 and again["model"]["cached"] == 3  # ... but replies that failed to parse
     finally:
         server.close()
 

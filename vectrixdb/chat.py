@@ -7,11 +7,23 @@
 `ask` returns an `Outcome` and never makes a score up: its status is `ok` (value validated against
 the schema), `parse_failed` (bad JSON twice: once more with the parse error, then given up),
 `truncated` (the reply hit max_tokens), `refused` (the service's content filter declined this one
-request) or `error` (a failure that concerns this request only, e.g. a 500 after retries); callers
-count each status. A refusal of the whole run (a key not taken, a missing model or deployment,
-nothing listening, the model's own refusal) raises `Refused` with what the service said, and nothing
-is cached for it. Routes and their clients are in chat_routes, the cache and the usage ledger in
-chat_cache, the rate limiter in chat_limits, passages and answer shapes in chat_prompt.
+request) or `error` (a failure that concerns this request only: a 500 after retries, a dropped
+connection after retries, a 200 reply that is not a chat completion); callers count each status.
+
+A refusal of the whole run raises `Refused` with what the service said, and nothing is cached for
+it: a key not taken, a missing model or deployment, nothing listening, a quota used up (a 429 with
+insufficient_quota), a wait asked for longer than 60 s, 429s past every retry and slow-down, the
+model's own refusal, and the stop rule: `stop_after` asks in a row (5 unless set) that ended in
+`error`, each after all its retries, with no answer between them, stop the run with the service's
+last words rather than spending the rest of its budget on a service that does not answer.
+
+The writer retries by itself (the SDK's own retries are off): 408, 409, 429 and 5xx replies and
+dropped or timed-out connections are tried again up to max_retries times, waiting what the service
+asks (at most 60 s) or backing off (chat_reply). Every HTTP request sent is counted, retries
+included (`Outcome.calls`, `totals()["requests"]`), beside the completions received (`answers`).
+
+Routes and their clients are in chat_routes, reading replies and waits in chat_reply, the cache and
+the usage ledger in chat_cache, the rate limiter in chat_limits, passages and shapes in chat_prompt.
 """
 from __future__ import annotations
 
@@ -25,8 +37,9 @@ from typing import Any, Iterable, Literal
 from vectrixdb.chat_cache import CACHED_STATUSES, AnswerCache, Ledger, Stored, UsageRow, cache_key, price_of
 from vectrixdb.chat_limits import Limiter
 from vectrixdb.chat_prompt import DATA_NOTE, Shape, inert, passage
+from vectrixdb.chat_reply import CAP, NotACompletion, asked_wait, read_completion, retry_wait, too_long
 from vectrixdb.chat_routes import (AZURE_API_VERSION, Route, azure_route, openai_route, refusal, rejects_json_schema,
-                                   retry_after, said)
+                                   said, shown_url)
 from vectrixdb.errors import BadInput, Refused
 
 __all__ = ["ChatWriter", "Outcome", "passage", "inert", "DATA_NOTE"]
@@ -40,7 +53,8 @@ ENVIRONMENT = ("VECTRIXDB_WRITER_URL", "VECTRIXDB_WRITER_MODEL", "VECTRIXDB_WRIT
 class Outcome:
     """What one `ask` came to. value is the validated answer (a pydantic object, or a dict for a
     JSON-schema dict, or the text when no schema was given) and is None unless status is ok.
-    Tokens, seconds and calls cover every request the ask made; cost is None without a price."""
+    Tokens, seconds and calls (HTTP requests sent, retries included) cover every request the ask
+    made; answers counts the chat completions that came back; cost is None without a price."""
 
     status: Status
     value: Any = None
@@ -52,6 +66,7 @@ class Outcome:
     cached: bool = False
     cost: float | None = None
     calls: int = 0
+    answers: int = 0
 
     @property
     def ok(self) -> bool:
@@ -65,6 +80,8 @@ class ChatWriter:
     bearer token, or in `key_header` when the service wants another header (Foundry: `api-key`).
     cache: a SQLite file of answers; prices: {model or deployment: {"prompt": $, "completion": $}}
     per million tokens. max_concurrency, rpm and tpm bound all calls of this writer together.
+    max_retries: tries again per request after a transient failure; patience: slow-downs after
+    that for 429s; stop_after: asks in a row ending in error that stop the run (see the module doc).
     response_format: "json_schema" (OpenAI, Azure, vLLM, Ollama), "json_object" (llama.cpp's
     `{"type": "json_object", "schema": ...}`) or "auto": json_schema until a server rejects it.
     """
@@ -74,18 +91,24 @@ class ChatWriter:
                  rpm: int | None = None, tpm: int | None = None, timeout: float = 120.0, max_retries: int = 4,
                  temperature: float | None = 0.0, max_tokens: int | None = 1024, seed: int | None = None,
                  extra_body: dict | None = None, response_format: str = "auto", strict: bool = False,
-                 patience: int = 6):
+                 patience: int = 6, stop_after: int = 5):
         if not model:
-            raise BadInput(f"model= names the model the server at {url} should use (e.g. model='phi4-mini')")
-        route = openai_route(url, key, key_header, timeout=timeout, max_retries=max_retries)
+            raise BadInput(f"model= names the model the server at {shown_url(url)[0]} should use (e.g. model='phi4-mini')")
+        route = openai_route(url, key, key_header, timeout=timeout)
         self._setup(route, model, cache=cache, prices=prices, max_concurrency=max_concurrency, rpm=rpm, tpm=tpm,
                     temperature=temperature, max_tokens=max_tokens, seed=seed, extra_body=extra_body,
-                    response_format=response_format, strict=strict, patience=patience)
+                    response_format=response_format, strict=strict, patience=patience, max_retries=max_retries,
+                    stop_after=stop_after)
 
     def _setup(self, route: Route, model: str, *, cache, prices, max_concurrency, rpm, tpm, temperature, max_tokens,
-               seed, extra_body, response_format, strict, patience) -> None:
+               seed, extra_body, response_format, strict, patience, max_retries, stop_after) -> None:
         if response_format not in ("auto", "json_schema", "json_object"):
             raise BadInput(f"response_format is auto, json_schema or json_object, not {response_format!r}")
+        for name, value in (("max_retries", max_retries), ("patience", patience), ("stop_after", stop_after)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < (1 if name == "stop_after" else 0):
+                raise BadInput(f"{name} is a whole number from {1 if name == 'stop_after' else 0}, not {value!r}")
+        self.max_retries, self.stop_after = max_retries, stop_after
+        self._failing, self._failing_lock = 0, threading.Lock()
         self.route, self.model, self.prices = route, model, dict(prices or {})
         self.sampling = {k: v for k, v in dict(temperature=temperature, max_tokens=max_tokens, seed=seed,
                                                 extra_body=extra_body).items() if v is not None}
@@ -100,15 +123,15 @@ class ChatWriter:
                      max_retries: int = 4, **options: Any) -> "ChatWriter":
         """An Azure OpenAI deployment; without a key, tokens come from azure-identity (`credential`,
         DefaultAzureCredential unless given: the managed identity on Azure). Options as ChatWriter's."""
-        route = azure_route(endpoint, deployment, key, api_version, credential=credential, timeout=timeout,
-                            max_retries=max_retries)
+        route = azure_route(endpoint, deployment, key, api_version, credential=credential, timeout=timeout)
         writer = cls.__new__(cls)
         defaults = dict(cache=None, prices=None, max_concurrency=4, rpm=None, tpm=None, temperature=0.0,
-                        max_tokens=1024, seed=None, extra_body=None, response_format="auto", strict=False, patience=6)
+                        max_tokens=1024, seed=None, extra_body=None, response_format="auto", strict=False, patience=6,
+                        stop_after=5)
         unknown = set(options) - set(defaults)
         if unknown:
             raise BadInput(f"unknown option(s) {sorted(unknown)}; known: {sorted(defaults)}")
-        writer._setup(route, deployment, **{**defaults, **options})
+        writer._setup(route, deployment, max_retries=max_retries, **{**defaults, **options})
         return writer
 
     @classmethod
@@ -134,7 +157,7 @@ class ChatWriter:
                        "none for the managed identity)")
 
     def describe(self) -> dict:
-        """Where the writer goes and how it signs requests, with any key masked."""
+        """Where the writer goes and how it signs requests, with any key masked (in the URL too)."""
         return {"route": self.route.name, "model": self.model, "auth": self.route.auth, "kind": self.route.kind}
 
     def __repr__(self) -> str:
@@ -153,13 +176,31 @@ class ChatWriter:
         stored = self.cache.get(key) if self.cache else None
         outcome = self._reread(stored, shape, time.perf_counter() - started) if stored is not None else None
         if outcome is None:
-            outcome, stored = self._ask_model(messages, shape, sampling)
+            tally = {"requests": 0, "answers": 0}
+            try:
+                outcome, stored = self._ask_model(messages, shape, sampling, tally)
+            except Refused:  # the requests it took are counted all the same
+                self.ledger.add(UsageRow(time.time(), self.model, "refused", False, tally["requests"], tally["answers"],
+                                         0, 0, round(time.perf_counter() - started, 4), None))
+                raise
             if self.cache is not None and stored is not None:
                 self.cache.put(key, stored)
         self.ledger.add(UsageRow(time.time(), self.model, outcome.status, outcome.cached, outcome.calls,
-                                 outcome.prompt_tokens, outcome.completion_tokens, round(outcome.seconds, 4),
-                                 outcome.cost))
+                                 outcome.answers, outcome.prompt_tokens, outcome.completion_tokens,
+                                 round(outcome.seconds, 4), outcome.cost))
+        if not outcome.cached:
+            self._stop_rule(outcome)
         return outcome
+
+    def _stop_rule(self, outcome: Outcome) -> None:
+        """`stop_after` asks in a row that ended in error (no answer between them) raise Refused."""
+        with self._failing_lock:
+            self._failing = self._failing + 1 if outcome.status == "error" else 0
+            failing = self._failing
+        if outcome.status == "error" and failing >= self.stop_after:
+            raise Refused(f"{self.route.name} failed {failing} asks in a row, each after its retries, with no answer "
+                          f"between them (a writer stops after stop_after={self.stop_after}); the last: "
+                          f"{outcome.reason}", said=outcome.reason)
 
     def ask_many(self, items: Iterable[tuple[Any, Any]], *, max_tokens: int | None = None) -> list[Outcome]:
         """`ask` for each (messages, schema), in order, up to max_concurrency at once. A refusal
@@ -194,21 +235,22 @@ class ChatWriter:
         return Outcome(stored.status, value, stored.raw, stored.reason, stored.prompt_tokens, stored.completion_tokens,
                        seconds, cached=True, cost=cost, calls=0)
 
-    def _ask_model(self, messages: list[dict], shape: Shape | None, sampling: dict) -> tuple[Outcome, Stored | None]:
+    def _ask_model(self, messages: list[dict], shape: Shape | None, sampling: dict,
+                   tally: dict) -> tuple[Outcome, Stored | None]:
         """Ask, once more with the parse error when the JSON is bad; the Stored answer to cache or None."""
-        started, calls, prompt, completion, served = time.perf_counter(), 0, 0, 0, None
+        started, prompt, completion, served = time.perf_counter(), 0, 0, None
         convo = list(messages)
 
         def done(status: Status, raw: str | None = None, reason: str | None = None, value: Any = None):
             seconds = time.perf_counter() - started
             cost = price_of(self.prices, [self.model, served], prompt, completion)
-            outcome = Outcome(status, value, raw, reason, prompt, completion, seconds, False, cost, calls)
+            outcome = Outcome(status, value, raw, reason, prompt, completion, seconds, False, cost, tally["requests"],
+                              tally["answers"])
             keep = Stored(status, raw, reason, served, prompt, completion, seconds) if status in CACHED_STATUSES else None
             return outcome, keep
 
         for attempt in (1, 2):
-            reply = self._request(convo, shape, sampling)
-            calls += 1
+            reply = self._request(convo, shape, sampling, tally)
             if isinstance(reply, str):
                 return done("error", reason=reply)
             prompt, completion, served = prompt + reply["prompt"], completion + reply["completion"], reply["model"]
@@ -224,7 +266,7 @@ class ChatWriter:
             except ValueError as exc:
                 if attempt == 2:
                     return done("parse_failed", text, f"the reply, asked twice, {exc}")
-                convo += [{"role": "assistant", "content": text},
+                convo += [{"role": "assistant", "content": inert(text)},  # the model's words go back inert too
                           {"role": "user", "content": f"That reply {exc}. Answer again with only the JSON object "
                                                       f"the schema describes, nothing else."}]
         raise AssertionError("unreachable")
@@ -240,60 +282,93 @@ class ChatWriter:
                 "name": shape.name, "schema": shape.schema, "strict": self.strict}}
         return body
 
-    def _create(self, convo: list[dict], shape: Shape | None, sampling: dict):
-        """One SDK call. With response_format="auto" the first structured request goes without SDK
-        retries: a server that rejects json_schema (llama-cpp-python answers 422 or 500) switches this
-        writer to json_object at once instead of being retried; one that takes it settles the format."""
-        import openai
+    def _request(self, convo: list[dict], shape: Shape | None, sampling: dict, tally: dict) -> dict | str:
+        """One completion through the limiter and the retry rule (module doc): a dict of the reply, or
+        a string saying why not. tally counts every HTTP request sent and every completion received.
 
-        client = self.route.client
-        if shape is not None and self.response_format == "auto":
-            try:
-                response = client.with_options(max_retries=0).chat.completions.create(
-                    **self._payload(convo, shape, sampling, "json_schema"))
-            except openai.APIStatusError as exc:
-                if rejects_json_schema(exc):
-                    self.response_format = "json_object"
-                elif exc.status_code == 429 or (exc.status_code < 500 and exc.status_code not in (408, 409)):
-                    raise  # a 429 slows the writer down (in _request); others are not worth a retry
-            else:
-                self.response_format = "json_schema"
-                return response
-        form = "json_schema" if self.response_format == "auto" else self.response_format
-        return client.chat.completions.create(**self._payload(convo, shape, sampling, form))
-
-    def _request(self, convo: list[dict], shape: Shape | None, sampling: dict) -> dict | str:
-        """One completion through the limiter: a dict of the reply, or a string saying why not.
-
-        The SDK has already retried 429s (honouring Retry-After) when one reaches here; then the
-        whole writer slows down and this request tries again, up to `patience` times."""
-        import openai
-
+        With response_format="auto" a server that rejects json_schema (llama-cpp-python answers 422
+        or 500) switches this writer to json_object at once; one that takes it settles the format."""
         estimate = sum(len(str(m.get("content", ""))) for m in convo) // 4 + int(sampling.get("max_tokens") or 0)
-        for round_ in range(self.patience + 1):
+        state = {"failures": 0, "limited": 0}
+        while True:
+            form = "json_schema" if self.response_format == "auto" else self.response_format
             with self.limiter.slot(estimate) as entry:
+                tally["requests"] += 1
                 try:
-                    response = self._create(convo, shape, sampling)
-                except openai.RateLimitError as exc:
-                    self.limiter.slow_down(retry_after(exc) or min(2.0 ** round_, 30.0))
-                    continue
-                except Exception as exc:  # noqa: BLE001 - sorted into refusals and per-request errors below
-                    stop = refusal(exc, self.route)
-                    if stop is not None:
-                        raise stop from exc
-                    if isinstance(exc, openai.OpenAIError):
-                        return f"{type(exc).__name__}: {said(exc)}"
-                    raise
-                usage = response.usage
-                self.limiter.settle(entry, usage.total_tokens if usage else estimate)
-            self.limiter.succeeded()
-            choice = response.choices[0]
-            if getattr(choice.message, "refusal", None):
-                raise Refused(f"the model at {self.route.name} refused: {choice.message.refusal}",
-                              said=choice.message.refusal)
-            return {"text": choice.message.content or "", "finish": choice.finish_reason, "model": response.model,
-                    "prompt": usage.prompt_tokens if usage else 0, "completion": usage.completion_tokens if usage else 0}
-        return f"still rate limited (429) after {self.patience} slow-downs"
+                    text = self.route.client.chat.completions.with_raw_response.create(
+                        **self._payload(convo, shape, sampling, form)).http_response.text
+                except Exception as exc:  # noqa: BLE001 - sorted by _after_failure; anything else is raised
+                    result, wait = self._after_failure(exc, shape, form, state)
+                    self.limiter.settle(entry, 0)
+                else:
+                    result, wait = self._read(text, shape, tally), 0.0
+                    self.limiter.settle(entry, result["prompt"] + result["completion"] if isinstance(result, dict)
+                                        else estimate)
+            if wait:
+                time.sleep(wait)
+            if isinstance(result, dict):
+                self.limiter.succeeded()
+                if result["refusal"]:
+                    raise Refused(f"the model at {self.route.name} refused: {result['refusal']}", said=result["refusal"])
+            if result is not None:
+                return result
+
+    def _read(self, text: str, shape: Shape | None, tally: dict) -> dict | str:
+        try:
+            reply = read_completion(text)
+        except NotACompletion as exc:
+            return self.route.scrub(exc)
+        tally["answers"] += 1
+        if shape is not None and self.response_format == "auto":
+            self.response_format = "json_schema"
+        return reply
+
+    def _after_failure(self, exc: BaseException, shape: Shape | None, form: str, state: dict) -> tuple[str | None, float]:
+        """(the request's error, or None to try again; seconds to wait first) after the SDK raised;
+        raises Refused when the run cannot go on (see the module doc)."""
+        import openai
+
+        route, limit = self.route, self.max_retries
+        if isinstance(exc, openai.APIStatusError):
+            if shape is not None and self.response_format == "auto" and form == "json_schema" and rejects_json_schema(exc):
+                self.response_format = "json_object"
+                return None, 0.0
+            stop = refusal(exc, route)
+            if stop is not None:
+                raise stop from exc
+            status, words = exc.status_code, said(exc, route)
+            if status not in (408, 409, 429) and status < 500:
+                return f"HTTP {status} ({type(exc).__name__}): {words}", 0.0
+            asked = asked_wait(exc.response.headers)
+            if too_long(asked):
+                raise Refused(f"{route.name} asks to wait {asked:g} s before another request, longer than the "
+                              f"{CAP:g} s a writer waits (HTTP {status}): {words}", said=words, status=status) from exc
+            if status == 429:
+                state["limited"] += 1
+                if state["limited"] > limit + self.patience:
+                    raise Refused(f"{route.name} was still rate limiting (429) after {state['limited']} requests, "
+                                  f"{limit} retries and {self.patience} slow-downs: {words}", said=words,
+                                  status=429) from exc
+                if state["limited"] > limit:  # past the retries: the whole writer slows down
+                    self.limiter.slow_down(retry_wait(asked, state["limited"] - limit))
+                    return None, 0.0
+                return None, retry_wait(asked, state["limited"])
+            state["failures"] += 1
+            if state["failures"] > limit:
+                return f"HTTP {status} ({type(exc).__name__}) after {state['failures']} requests: {words}", 0.0
+            return None, retry_wait(asked, state["failures"])
+        if isinstance(exc, openai.APIConnectionError):  # a timeout, a connection dropped or never made
+            state["failures"] += 1
+            if state["failures"] <= limit:
+                return None, retry_wait(None, state["failures"])
+            stop = refusal(exc, route)
+            if stop is not None:
+                raise stop from exc
+            return f"{type(exc).__name__} after {state['failures']} requests: {route.scrub(exc.__cause__ or exc)}", 0.0
+        stop = refusal(exc, route)
+        if stop is not None:
+            raise stop from exc
+        raise exc
 
     # -- what it cost ---------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 Every call of a writer, from any thread, passes through the same limiter, so a run of many asks keeps
 within what the service allows instead of learning it from 429s. When a 429 gets through anyway
-(the SDK has already retried it, honouring Retry-After), the writer calls `slow_down`: every thread
+(the writer has already retried it, honouring Retry-After), it calls `slow_down`: every thread
 holds off for the wait the service asked for (or a backoff) and the number in flight is halved; it
 creeps back up by one after a run of successes (additive increase, multiplicative decrease).
 Tokens per minute count an estimate when a request is sent and its real usage once it is known.
@@ -83,7 +83,9 @@ class Limiter:
                 self._cond.notify_all()
 
     def slow_down(self, wait: float) -> None:
-        """A 429 got through: everyone waits `wait` seconds and half as many go at once."""
+        """A 429 got through: everyone waits `wait` seconds (held to 0..WINDOW, so no service can make
+        a timer overflow: NaN and negative count as 0, infinity as WINDOW) and half as many go at once."""
+        wait = min(max(wait, 0.0), WINDOW) if wait == wait else 0.0
         with self._cond:
             self.slowdowns += 1
             self.concurrency = max(1, self.concurrency // 2)

@@ -53,4 +53,5 @@ def check(url: Optional[str] = typer.Option(None, help="full chat completions UR
         _fail(outcome.reason or "the call failed")
     typer.echo(f"reply:   {(outcome.raw or '').strip()!r} ({outcome.status})")
     typer.echo(f"tokens:  {outcome.prompt_tokens} prompt + {outcome.completion_tokens} completion")
+    typer.echo(f"calls:   {outcome.calls} HTTP request(s) sent, retries included; {outcome.answers} answer(s)")
     typer.echo(f"seconds: {outcome.seconds:.2f}")

@@ -3,7 +3,9 @@
 Four asks: the passage critic (clarity, depth, structure, relevance), the draft (a question, its
 answer and the passage's words that give it), the question critic (standing alone, clarity,
 answered) and the rewrite. Passages always go through chat_prompt.passage, fenced as data with any
-chat-template control tokens made inert, and every system prompt carries DATA_NOTE. Every string
+chat-template control tokens made inert, and so does every word a model wrote that comes back in a
+later prompt (a draft sent back and why, which may be the critic's feedback; the question to
+rewrite; the question and answer the critic scores); every system prompt carries DATA_NOTE. Every string
 in a schema has a maxLength, so a small model cannot run on until max_tokens. The prompts depend
 only on their inputs, so the same run asks the same things and the cache answers them.
 """
@@ -72,8 +74,9 @@ def draft(passages: list[Passage], kind: str, examples: list[str], scenario: str
               f"the passages that give it, copied character for character. Reply with JSON only. {DATA_NOTE}")
     style = _style(examples, scenario, task)
     user = _material(passages) + (f"\n\n{style}" if style else "")
-    for question, why in sent_back:
-        user += f"\n\nAn earlier draft was sent back. Draft: {question!r}. Why: {why}. Write a better one."
+    for i, (question, why) in enumerate(sent_back, start=1):  # the model's words and the critic's, as data
+        user += ("\n\nAn earlier draft was sent back; write a better one.\n"
+                 + passage(f"Draft: {question}\nWhy: {why}", f"sent back {i}"))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 

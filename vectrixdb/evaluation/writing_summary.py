@@ -57,7 +57,8 @@ class Written:
     asked = kept + set_aside: a question is asked once per passage given to the drafting step;
     `sent_back` counts every draft returned with its reason (a question may be sent back and then
     kept); `set_aside` ones never passed. `usage` is the writer's and the critic's ledger for this run
-    (requests really made; answers from the cache cost nothing)."""
+    (requests: HTTP requests really sent, retries included; answers: completions received; answers
+    from the cache cost nothing)."""
 
     path: str | None
     questions: list[Any] = field(default_factory=list)
@@ -95,7 +96,8 @@ class Written:
                      f"{k} {v['kept']}/{v['planned']}/{v['mix']:.0%}" for k, v in self.kinds.items()),
                  f"rewrites: {self.evolution.get('rewritten', 0)} of {self.evolution.get('asked', 0)} kept; "
                  f"kept before: {_counts(self.evolution.get('kept_before', {}))}",
-                 f"model: {u.get('requests', 0)} calls ({u.get('cached', 0)} answers from the cache), "
+                 f"model: {u.get('requests', 0)} requests sent (retries included), {u.get('answers', 0)} answers "
+                 f"received, {u.get('cached', 0)} from the cache; "
                  f"{u.get('prompt_tokens', 0)} + {u.get('completion_tokens', 0)} tokens, cost {cost}, "
                  f"{self.seconds:.1f} s"]
         lines += [f"note: {note}" for note in self.notes]
@@ -114,10 +116,10 @@ def _counts(counter: dict) -> str:
 
 def merge_usage(ledgers: list[dict]) -> dict[str, Any]:
     """The totals of several ChatWriter ledgers added together (cost None when none had a price)."""
-    out: dict[str, Any] = {"asks": 0, "cached": 0, "requests": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                           "seconds": 0.0, "cost": None}
+    out: dict[str, Any] = {"asks": 0, "cached": 0, "requests": 0, "answers": 0, "prompt_tokens": 0,
+                           "completion_tokens": 0, "seconds": 0.0, "cost": None}
     for t in ledgers:
-        for key in ("asks", "cached", "requests", "prompt_tokens", "completion_tokens", "seconds"):
+        for key in ("asks", "cached", "requests", "answers", "prompt_tokens", "completion_tokens", "seconds"):
             out[key] += t.get(key, 0) or 0
         if t.get("cost") is not None:
             out["cost"] = (out["cost"] or 0.0) + t["cost"]

@@ -1,11 +1,13 @@
 """Metric kernels on hand-computed cases, and canonical names that round-trip."""
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.metrics import Measure, compute, judge, metric_table
 
 
@@ -92,10 +94,42 @@ def test_mrr_to_a_stated_depth():
     assert got == {"mrr@5": 0.0, "mrr@10": 0.125, "mrr": 0.125}
 
 
-def test_a_query_with_no_relevant_judgement_is_left_out_not_scored_zero():
-    table = metric_table({"q": ["a"], "empty": ["a"], "zero": ["a"]}, {"q": {"a": 1}, "empty": {}, "zero": {"a": 0}},
-                         ["ndcg@10"])
-    assert list(table.index) == ["q"]
+def test_a_query_judged_only_non_relevant_scores_zero_and_one_without_judgements_is_unlabelled():
+    import ir_measures
+    import pytrec_eval
+    from ir_measures import RR, P, nDCG
+
+    run = {"q": {"a": 0.9, "b": 0.1}, "zero": {"a": 0.9}, "empty": {"a": 0.9}, "absent": {"a": 0.9}}
+    qrels = {"q": {"a": 1}, "zero": {"a": 0, "b": 0}, "empty": {}, "unrun": {"x": 1}}
+    names = ["ndcg@10", "precision@1", "recall@10", "f1@10", "hit_rate@1", "mrr"]
+    for form in (run, {q: list(r) for q, r in run.items()}):  # the sparse and the ranked path
+        table = metric_table(form, qrels, names)
+        assert list(table.index) == ["q", "zero"]  # trec_eval's query set
+        assert table.loc["zero"].tolist() == [0.0] * len(names) and table.loc["q", "ndcg@10"] == 1.0
+        assert table.attrs["unlabelled"] == ["empty", "absent"] and table.attrs["not_in_run"] == ["unrun"]
+    judged = {q: j for q, j in qrels.items() if j}
+    theirs = pytrec_eval.RelevanceEvaluator(judged, {"ndcg_cut.10", "P.1", "recip_rank"}).evaluate(run)
+    assert sorted(theirs) == ["q", "zero"] and theirs["zero"]["ndcg_cut_10"] == 0.0
+    for query in ("q", "zero"):
+        assert table.loc[query, "ndcg@10"] == theirs[query]["ndcg_cut_10"] and table.loc[query, "mrr"] == theirs[
+            query]["recip_rank"]
+    in_run = {q: j for q, j in judged.items() if q in run}
+    aggregate = ir_measures.calc_aggregate([nDCG @ 10, P @ 1, RR], in_run, run)
+    assert table["ndcg@10"].mean() == pytest.approx(aggregate[nDCG @ 10], abs=1e-12) and table["ndcg@10"].mean() == 0.5
+    assert table["mrr"].mean() == pytest.approx(aggregate[RR], abs=1e-12)
+    # ir_measures also scores a judged query missing from the run, as 0 (trec_eval -c): not_in_run holds them
+    everything = ir_measures.calc_aggregate([nDCG @ 10], judged, run)[nDCG @ 10]
+    assert table["ndcg@10"].sum() / (len(table) + len(table.attrs["not_in_run"])) == pytest.approx(everything)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), "high", None])
+def test_a_score_that_is_not_a_finite_number_is_named(bad):
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    run = {"q1": {"a": 0.9, "c": 0.1}, "q2": {"b": 0.5, "d": bad}}
+    with pytest.raises(BadInput, match=r"run\['q2'\]\['d'\]"):
+        metric_table(run, qrels, ["ndcg@10"])
+    with pytest.raises(BadInput, match=r"run\['q2'\]\['d'\]"):  # the same when another query is a list
+        metric_table({**run, "q1": ["a", "c"]}, qrels, ["ndcg@10"])
 
 
 def test_graded_ndcg_equals_pytrec_eval():
@@ -151,3 +185,106 @@ def _ranked_for_test(scores):
     from vectrixdb.evaluation.metrics import _ranked
 
     return _ranked(scores)
+
+
+TREC_EVAL = Path(__file__).parent / "data" / "trec_eval"
+
+
+def test_trec_evals_own_test_data_31_queries_one_judged_only_non_relevant():
+    """trec_eval's test/*.comment.test (cut down, see tests/data/trec_eval/README.md)."""
+    import ir_measures
+    import pytrec_eval
+    from ir_measures import RR, P, R, Success, nDCG
+
+    from vectrixdb.evaluation.interop import load_trec_qrels, load_trec_run
+
+    run, qrels = load_trec_run(str(TREC_EVAL / "comment.run")), load_trec_qrels(str(TREC_EVAL / "comment.qrels"))
+    assert max(qrels["2024-36302"].values()) == 0 and len(qrels["2024-36302"]) == 36
+    names = ["precision@5", "precision@10", "recall@10", "recall@20", "ndcg@5", "ndcg@10", "ndcg@20", "mrr",
+             "hit_rate@1", "hit_rate@5"]
+    table = metric_table(run, qrels, names)
+    ranked = metric_table({q: _ranked_for_test(r) for q, r in run.items()}, qrels, names)
+    assert len(table) == 31 and table.loc["2024-36302"].tolist() == [0.0] * len(names)
+    # trec_eval's published figures for these files (test/out.comment.test): num_q 31, P_5, P_10, recip_rank
+    assert (round(table["precision@5"].mean(), 4), round(table["precision@10"].mean(), 4),
+            round(table["mrr"].mean(), 4)) == (0.8, 0.771, 0.8595)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"P.5,10", "recall.10,20", "ndcg_cut.5,10,20", "recip_rank",
+                                                    "success.1,5"}).evaluate(run)
+    keys = {"precision@5": "P_5", "precision@10": "P_10", "recall@10": "recall_10", "recall@20": "recall_20",
+            "ndcg@5": "ndcg_cut_5", "ndcg@10": "ndcg_cut_10", "ndcg@20": "ndcg_cut_20", "mrr": "recip_rank",
+            "hit_rate@1": "success_1", "hit_rate@5": "success_5"}
+    assert sorted(theirs) == sorted(table.index)
+    for q in table.index:
+        for name, key in keys.items():
+            assert table.loc[q, name] == pytest.approx(theirs[q][key], abs=1e-12), (q, name)
+            assert ranked.loc[q, name] == pytest.approx(theirs[q][key], abs=1e-12), (q, name)
+    measures = {"precision@10": P @ 10, "recall@20": R @ 20, "ndcg@10": nDCG @ 10, "mrr": RR, "hit_rate@5": Success @ 5}
+    aggregate = ir_measures.calc_aggregate(list(measures.values()), qrels, run)
+    for name, measure in measures.items():
+        assert table[name].mean() == pytest.approx(aggregate[measure], abs=1e-9), name
+
+
+@pytest.fixture
+def registry():
+    """Measures a test declares and kernels it adds are gone after it."""
+    from vectrixdb.evaluation.measures import FAMILIES
+    from vectrixdb.evaluation.providers import PROVIDERS
+
+    before = dict(FAMILIES), [dict(p.kernels) for p in PROVIDERS]
+    yield
+    FAMILIES.clear()
+    FAMILIES.update(before[0])
+    for p, kernels in zip(PROVIDERS, before[1]):
+        p.kernels.clear()
+        p.kernels.update(kernels)
+
+
+def test_a_new_measure_is_computed_as_itself_on_every_path(registry):
+    from vectrixdb.evaluation.measures import Family, declare
+    from vectrixdb.evaluation.metrics import kernel
+    from vectrixdb.evaluation.providers import SPARSE
+
+    @declare
+    class DCG(Family):
+        """dcg@k = sum over the top k results of grade_i / log2(i + 1), not normalised."""
+
+        name = "dcg"
+        needs = "grades"
+
+    @kernel("dcg")  # the ranked provider only, for now
+    def dcg(j, k):
+        return np.asarray(j.gains)[:, :k] @ (1.0 / np.log2(np.arange(2, k + 2)))
+
+    qrels = {"q1": {"a": 2, "c": 1}, "q2": {"y": 1}, "q3": {"n": 0}}
+    run = {"q1": {"a": 0.2, "b": 0.9, "c": 0.5}, "q2": {"x": 0.5, "y": 0.5}, "q3": {"n": 1.0}}
+    lists = {q: _ranked_for_test(r) for q, r in run.items()}  # q1: b c a; q2: y x (ties: larger id first)
+    expected = [1 / math.log2(3) + 2 / math.log2(4), 1.0, 0.0]
+    for form in (run, lists):
+        table = metric_table(form, qrels, ["dcg@3", "ndcg@3"])
+        assert table["dcg@3"].tolist() == pytest.approx(expected, abs=1e-12)
+        assert table["dcg@3"].tolist() != pytest.approx(table["ndcg@3"].tolist())  # never nDCG in its place
+    SPARSE.provides("dcg")(lambda r, k: np.bincount(r.qi, weights=np.where(r.rank <= k, r.grade / np.log2(
+        np.minimum(r.rank, 1e18) + 1), 0.0), minlength=r.n))
+    assert metric_table(run, qrels, ["dcg@3"])["dcg@3"].tolist() == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_measure_no_provider_computes_is_refused_with_those_that_are(registry):
+    from vectrixdb.evaluation.measures import Family, declare
+
+    @declare
+    class RPrec(Family):
+        """rprec = precision at R, the number of relevant labels."""
+
+        name = "rprec"
+        cutoff = "optional"
+
+    assert str(Measure.parse("rprec")) == "rprec"
+    for form in ({"q": {"a": 1.0}}, {"q": ["a"]}):
+        with pytest.raises(BadInput, match=r"no provider computes it; computed: \['f1', 'hit_rate', 'mrr', 'ndcg'"):
+            metric_table(form, {"q": {"a": 1}}, ["rprec", "ndcg@10"])
+    with pytest.raises(BadInput, match="no provider computes"):
+        compute(judge([["a"]], [{"a": 1}], 1), [Measure("rprec")])
+    with pytest.raises(ValueError, match="declare the measure family 'unheard' first"):
+        from vectrixdb.evaluation.metrics import kernel
+
+        kernel("unheard")(lambda j, k: None)

@@ -3,7 +3,8 @@
 - TREC: a run file holds `qid Q0 docid rank score tag` lines, a qrels file `qid 0 docid grade`.
   `load_trec_run` / `load_trec_qrels` read them into the dicts metric_table takes ({q: {doc: score}}
   and {q: {doc: grade}}); `write_trec_run` / `write_trec_qrels` write them (never over a file);
-  `Report.to_trec`-style export of a retrieval report is `report_to_trec(report, path)`.
+  `Report.to_trec`-style export of a retrieval report is `report_to_trec(report, path)`. A file
+  written here ranks in trec_eval exactly as the run or report did, ties included (write_trec_run).
 - ranx: `to_ranx(run, qrels)` gives ranx's Run and Qrels; `from_ranx(obj)` the dict back.
 - ir_measures: `to_ir_measures(run, qrels)` gives lists of ScoredDoc and Qrel; `from_ir_measures`
   reads such iterables (or anything with query_id/doc_id/score or relevance) back into dicts.
@@ -14,6 +15,7 @@ A malformed line is an error naming the file and the line.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable
 
 from vectrixdb.errors import BadInput
@@ -29,6 +31,8 @@ def load_trec_run(path: str) -> dict[str, dict[str, float]]:
             score = float(parts[4])
         except ValueError:
             raise BadInput(f"{path}, line {n}: score {parts[4]!r} is not a number") from None
+        if not math.isfinite(score):
+            raise BadInput(f"{path}, line {n}: score {parts[4]!r} is not finite; it has no place in a ranking")
         docs = out.setdefault(parts[0], {})
         if parts[2] in docs:
             raise BadInput(f"{path}, line {n}: {parts[2]!r} is listed twice for query {parts[0]!r}")
@@ -59,16 +63,54 @@ def _lines(path: str):
             yield n, line.split()
 
 
-def write_trec_run(run: dict[str, dict[str, float]], path: str, tag: str = "vectrixdb") -> str:
-    """A TREC run file, each query's documents by score (ties by id, descending, as trec_eval)."""
-    from vectrixdb import io
-    from vectrixdb.evaluation.metrics import _ranked
+def write_trec_run(run: dict[str, Any], path: str, tag: str = "vectrixdb") -> str:
+    """A TREC run file that trec_eval reads back in the run's own order, ties included; never over a file.
 
+    `run[q]` is {doc: score} (ranked by score, equal scores by id descending: trec_eval's order),
+    a list of ids in rank order, or a list of (id, score) pairs in rank order. trec_eval ignores
+    the rank column and sorts each query by score descending, then docno descending, so:
+    - scores are written with repr(), which reads back as the same float;
+    - a query's own scores are kept when they reproduce its order under that sort, always so for
+      {doc: score}; otherwise (ties broken another way, scores out of order, no scores) the whole
+      query is written with rank-derived scores n, n - 1, ..., 1 for its n documents. The
+      original scores stay where they came from (a report's `scores` column).
+    A document listed twice keeps its first place. A score that is not a finite number, or an id
+    or tag holding whitespace, is a BadInput naming it."""
+    from vectrixdb import io
+
+    _check_token("tag", tag)
     lines = []
-    for q, scores in run.items():
-        for rank, doc in enumerate(_ranked(scores), start=1):
-            lines.append(f"{q} Q0 {doc} {rank} {scores[doc]:.6f} {tag}")
+    for q, given in run.items():
+        _check_token("query", q)
+        for rank, (doc, score) in enumerate(_trec_order(q, given), start=1):
+            lines.append(f"{q} Q0 {doc} {rank} {score!r} {tag}")
     return io.write_new(path, "\n".join(lines) + "\n")
+
+
+def _trec_order(q: str, given: Any) -> list[tuple[str, float]]:
+    """(doc, score) in the run's order, with scores that trec_eval's sort puts in that order."""
+    from vectrixdb.evaluation.metrics import _check_scores, _ranked
+
+    first: dict[str, Any] = {}
+    items = given.items() if isinstance(given, dict) else (x if isinstance(x, tuple) else (x, None) for x in given)
+    for doc, score in items:
+        first.setdefault(str(doc), score)  # a document listed twice keeps its first place
+    for doc in first:
+        _check_token(f"document of query {q!r}", doc)
+    if isinstance(given, dict):
+        return [(doc, float(first[doc])) for doc in _ranked(first, q)]  # _ranked refuses a bad score
+    if all(score is not None for score in first.values()):
+        _check_scores(q, first)
+        written = [(doc, float(score)) for doc, score in first.items()]
+        if _ranked(dict(written), q) == list(first):
+            return written
+    return [(doc, float(len(first) - i)) for i, doc in enumerate(first)]
+
+
+def _check_token(what: str, value: Any) -> None:
+    text = str(value)
+    if not text or any(c.isspace() for c in text):
+        raise BadInput(f"{what} {text!r}: a TREC run's fields are separated by whitespace, so none may hold any")
 
 
 def write_trec_qrels(qrels: dict[str, dict[str, float]], path: str) -> str:
@@ -79,21 +121,29 @@ def write_trec_qrels(qrels: dict[str, dict[str, float]], path: str) -> str:
 
 
 def report_run(report) -> dict[str, dict[str, float]]:
-    """A retrieval report's run ({question: {id: score}}) from its per-question frame: the ids it
-    retrieved at its grain, scored by the retriever, or by rank where the retriever gave no score."""
+    """A retrieval report's run ({question: {id: score}}), in the report's order: the ids it
+    retrieved at its grain with the retriever's scores, or rank-derived scores (n, ..., 1) for a
+    question whose scores are missing or do not order its ids (see write_trec_run)."""
+    return {q: dict(_trec_order(q, pairs)) for q, pairs in report_rankings(report).items()}
+
+
+def report_rankings(report) -> dict[str, list[tuple[str, float | None]]]:
+    """Each question's retrieved ids in the report's order, with the retriever's scores (None
+    where it gave none)."""
     if report.kind != "retrieval" or report.frame is None:
         raise BadInput(f"a TREC run comes from a retrieval report with questions, not a {report.kind} report")
     out = {}
     for q, row in report.frame.iterrows():
         ids, scores = list(row["retrieved"]), list(row.get("scores") or [])
-        out[str(q)] = {doc: (float(s) if s is not None else float(len(ids) - i))
-                       for i, (doc, s) in enumerate(zip(ids, scores + [None] * (len(ids) - len(scores))))}
+        scores += [None] * (len(ids) - len(scores))
+        out[str(q)] = [(str(doc), None if s is None or s != s else float(s)) for doc, s in zip(ids, scores)]
     return out
 
 
 def report_to_trec(report, path: str, tag: str = "vectrixdb") -> str:
-    """Write a retrieval report's run as a TREC run file (see report_run)."""
-    return write_trec_run(report_run(report), path, tag)
+    """Write a retrieval report's run as a TREC run file that trec_eval ranks exactly as the
+    report did (see write_trec_run)."""
+    return write_trec_run(report_rankings(report), path, tag)
 
 
 def to_ranx(run: dict | None = None, qrels: dict | None = None):

@@ -157,7 +157,8 @@ class Report(dict):
         return run_id
 
     def to_trec(self, path: str, tag: str = "vectrixdb") -> str:
-        """A retrieval report's run as a TREC run file (evaluation/interop.py); never over a file."""
+        """A retrieval report's run as a TREC run file that trec_eval ranks exactly as the report did,
+        ties included (interop.write_trec_run says how scores are written); never over a file."""
         from vectrixdb.evaluation.interop import report_to_trec
 
         return report_to_trec(self, path, tag)

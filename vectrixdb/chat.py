@@ -37,9 +37,8 @@ from typing import Any, Iterable, Literal
 from vectrixdb.chat_cache import CACHED_STATUSES, AnswerCache, Ledger, Stored, UsageRow, cache_key, price_of
 from vectrixdb.chat_limits import Limiter
 from vectrixdb.chat_prompt import DATA_NOTE, Shape, inert, passage
-from vectrixdb.chat_reply import CAP, NotACompletion, asked_wait, read_completion, retry_wait, too_long
-from vectrixdb.chat_routes import (AZURE_API_VERSION, Route, azure_route, openai_route, refusal, rejects_json_schema,
-                                   said, shown_url)
+from vectrixdb.chat_reply import Attempts, NotACompletion, read_completion
+from vectrixdb.chat_routes import AZURE_API_VERSION, Route, azure_route, openai_route, rejects_json_schema, shown_url
 from vectrixdb.errors import BadInput, Refused
 
 __all__ = ["ChatWriter", "Outcome", "passage", "inert", "DATA_NOTE"]
@@ -288,8 +287,10 @@ class ChatWriter:
 
         With response_format="auto" a server that rejects json_schema (llama-cpp-python answers 422
         or 500) switches this writer to json_object at once; one that takes it settles the format."""
+        import openai
+
         estimate = sum(len(str(m.get("content", ""))) for m in convo) // 4 + int(sampling.get("max_tokens") or 0)
-        state = {"failures": 0, "limited": 0}
+        attempts = Attempts(self.route, self.max_retries, self.patience, self.limiter)
         while True:
             form = "json_schema" if self.response_format == "auto" else self.response_format
             with self.limiter.slot(estimate) as entry:
@@ -297,9 +298,13 @@ class ChatWriter:
                 try:
                     text = self.route.client.chat.completions.with_raw_response.create(
                         **self._payload(convo, shape, sampling, form)).http_response.text
-                except Exception as exc:  # noqa: BLE001 - sorted by _after_failure; anything else is raised
-                    result, wait = self._after_failure(exc, shape, form, state)
+                except Exception as exc:  # noqa: BLE001 - sorted by Attempts.after; anything else is raised
                     self.limiter.settle(entry, 0)
+                    if (shape is not None and self.response_format == "auto" and form == "json_schema"
+                            and isinstance(exc, openai.APIStatusError) and rejects_json_schema(exc)):
+                        self.response_format = "json_object"  # asked again at once in the form it takes
+                        continue
+                    result, wait = attempts.after(exc)
                 else:
                     result, wait = self._read(text, shape, tally), 0.0
                     self.limiter.settle(entry, result["prompt"] + result["completion"] if isinstance(result, dict)
@@ -322,53 +327,6 @@ class ChatWriter:
         if shape is not None and self.response_format == "auto":
             self.response_format = "json_schema"
         return reply
-
-    def _after_failure(self, exc: BaseException, shape: Shape | None, form: str, state: dict) -> tuple[str | None, float]:
-        """(the request's error, or None to try again; seconds to wait first) after the SDK raised;
-        raises Refused when the run cannot go on (see the module doc)."""
-        import openai
-
-        route, limit = self.route, self.max_retries
-        if isinstance(exc, openai.APIStatusError):
-            if shape is not None and self.response_format == "auto" and form == "json_schema" and rejects_json_schema(exc):
-                self.response_format = "json_object"
-                return None, 0.0
-            stop = refusal(exc, route)
-            if stop is not None:
-                raise stop from exc
-            status, words = exc.status_code, said(exc, route)
-            if status not in (408, 409, 429) and status < 500:
-                return f"HTTP {status} ({type(exc).__name__}): {words}", 0.0
-            asked = asked_wait(exc.response.headers)
-            if too_long(asked):
-                raise Refused(f"{route.name} asks to wait {asked:g} s before another request, longer than the "
-                              f"{CAP:g} s a writer waits (HTTP {status}): {words}", said=words, status=status) from exc
-            if status == 429:
-                state["limited"] += 1
-                if state["limited"] > limit + self.patience:
-                    raise Refused(f"{route.name} was still rate limiting (429) after {state['limited']} requests, "
-                                  f"{limit} retries and {self.patience} slow-downs: {words}", said=words,
-                                  status=429) from exc
-                if state["limited"] > limit:  # past the retries: the whole writer slows down
-                    self.limiter.slow_down(retry_wait(asked, state["limited"] - limit))
-                    return None, 0.0
-                return None, retry_wait(asked, state["limited"])
-            state["failures"] += 1
-            if state["failures"] > limit:
-                return f"HTTP {status} ({type(exc).__name__}) after {state['failures']} requests: {words}", 0.0
-            return None, retry_wait(asked, state["failures"])
-        if isinstance(exc, openai.APIConnectionError):  # a timeout, a connection dropped or never made
-            state["failures"] += 1
-            if state["failures"] <= limit:
-                return None, retry_wait(None, state["failures"])
-            stop = refusal(exc, route)
-            if stop is not None:
-                raise stop from exc
-            return f"{type(exc).__name__} after {state['failures']} requests: {route.scrub(exc.__cause__ or exc)}", 0.0
-        stop = refusal(exc, route)
-        if stop is not None:
-            raise stop from exc
-        raise exc
 
     # -- what it cost ---------------------------------------------------------------------------
 

@@ -11,6 +11,9 @@ when it is more than 0 and at most CAP = 60 seconds; otherwise the wait is an ex
 0.5 s doubling to at most 8 s, less up to a quarter at random. One step further than the SDK: a
 service that asks for more than CAP (`inf`, `1e10`, a date next week) will not serve this run, so
 ChatWriter stops with its words instead of sleeping for ever or overflowing a timer.
+
+`Attempts` is the whole retry rule of one request (see chat.py's module doc for what it means to a
+run): what to do after each failure, and when to stop.
 """
 from __future__ import annotations
 
@@ -20,6 +23,9 @@ import math
 import random
 import time
 from typing import Any, Mapping
+
+from vectrixdb.chat_routes import Route, refusal, said
+from vectrixdb.errors import Refused
 
 CAP = 60.0
 INITIAL_DELAY, MAX_DELAY = 0.5, 8.0
@@ -123,3 +129,57 @@ def retry_wait(asked: float | None, attempt: int) -> float:
     if asked is not None and 0 < asked <= CAP:
         return float(asked)
     return min(INITIAL_DELAY * 2.0 ** min(max(attempt - 1, 0), 10), MAX_DELAY) * (1 - 0.25 * random.random())
+
+
+class Attempts:
+    """The retry rule for one request: 408, 409, 429 and 5xx replies and connections dropped or timed
+    out are tried again up to max_retries times; 429s past that slow the whole writer down (the
+    limiter) up to `patience` times more; then, or when a wait asked for is over CAP, or on a
+    refusal (chat_routes.refusal), Refused is raised with the service's words."""
+
+    def __init__(self, route: Route, max_retries: int, patience: int, limiter: Any):
+        self.route, self.max_retries, self.patience, self.limiter = route, max_retries, patience, limiter
+        self.failures = self.limited = 0
+
+    def after(self, exc: BaseException) -> tuple[str | None, float]:
+        """(the request's error, or None to try again; seconds to wait before trying) after the SDK raised."""
+        import openai
+
+        route, limit = self.route, self.max_retries
+        if isinstance(exc, openai.APIStatusError):
+            stop = refusal(exc, route)
+            if stop is not None:
+                raise stop from exc
+            status, words = exc.status_code, said(exc, route)
+            if status not in (408, 409, 429) and status < 500:
+                return f"HTTP {status} ({type(exc).__name__}): {words}", 0.0
+            asked = asked_wait(exc.response.headers)
+            if too_long(asked):
+                raise Refused(f"{route.name} asks to wait {asked:g} s before another request, longer than the "
+                              f"{CAP:g} s a writer waits (HTTP {status}): {words}", said=words, status=status) from exc
+            if status == 429:
+                self.limited += 1
+                if self.limited > limit + self.patience:
+                    raise Refused(f"{route.name} was still rate limiting (429) after {self.limited} requests, "
+                                  f"{limit} retries and {self.patience} slow-downs: {words}", said=words,
+                                  status=429) from exc
+                if self.limited > limit:  # past the retries: the whole writer slows down
+                    self.limiter.slow_down(retry_wait(asked, self.limited - limit))
+                    return None, 0.0
+                return None, retry_wait(asked, self.limited)
+            self.failures += 1
+            if self.failures > limit:
+                return f"HTTP {status} ({type(exc).__name__}) after {self.failures} requests: {words}", 0.0
+            return None, retry_wait(asked, self.failures)
+        if isinstance(exc, openai.APIConnectionError):  # a timeout, a connection dropped or never made
+            self.failures += 1
+            if self.failures <= limit:
+                return None, retry_wait(None, self.failures)
+            stop = refusal(exc, route)
+            if stop is not None:
+                raise stop from exc
+            return f"{type(exc).__name__} after {self.failures} requests: {route.scrub(exc.__cause__ or exc)}", 0.0
+        stop = refusal(exc, route)
+        if stop is not None:
+            raise stop from exc
+        raise exc

@@ -123,7 +123,8 @@ def azure_route(endpoint: str, deployment: str, key: str | None, api_version: st
     """The SDK's AzureOpenAI client for one deployment, signed by a key or by azure-identity tokens."""
     openai = _openai()
     if not endpoint.startswith(("http://", "https://")) or not deployment:
-        raise BadInput(f"Azure OpenAI needs an endpoint URL and a deployment name; got {endpoint!r}, {deployment!r}")
+        raise BadInput(f"Azure OpenAI needs an endpoint URL and a deployment name; got {shown_url(endpoint)[0]!r}, "
+                       f"{deployment!r}")
     common = dict(azure_endpoint=endpoint, azure_deployment=deployment, api_version=api_version, timeout=timeout,
                   max_retries=0)
     if key:

@@ -189,3 +189,11 @@ def test_a_vecta_row_that_names_nothing_or_counts_pages_from_0_is_an_error_on_it
     assert "did you mean 'uber_2021.pdf#page=99'? (it has 12 pages)" in errors[3]
     with pytest.raises(BadInput, match="line 1, page_nums"):
         load_questions(str(path))
+
+
+def test_given_the_collection_a_misspelt_anchor_suggests_what_it_holds(uber, tmp_path):
+    path, line = mutated(tmp_path, "Uber_2021.pdf#p=10")
+    (error,) = check_golden(path, uber).errors
+    assert error.line == line and "is not a page label" in error.message
+    assert error.message.endswith("did you mean 'uber_2021.pdf#page=10'?")
+    assert check_golden(path).errors[0].message.endswith("did you mean 'Uber_2021.pdf#page=10'?")  # no collection

@@ -20,7 +20,7 @@ import os
 from typing import Any, Iterable, NamedTuple
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.golden import CHUNK_LABEL, Question, anchor_problem, loose_page, split_label
+from vectrixdb.evaluation.golden import CHUNK_LABEL, Question, anchor_problem, label_document, loose_page, split_label
 
 
 class LabelProblem(NamedTuple):
@@ -87,27 +87,42 @@ def label_problems(questions: Iterable[Question], db: Any, held: Held | None = N
     return out
 
 
-def _problem(label: str, held: Held) -> str | None:
+def _parts(label: str, held: Held) -> tuple[str, int | None, str | None]:
+    """(document, page, chunk id) a label names, a misspelt page anchor read as the page it means."""
     doc, page = split_label(label)
     chunk = doc if CHUNK_LABEL.match(doc) and doc not in held.ids else None
     if chunk:
-        doc = chunk.rsplit("::", 1)[0]
-    if doc in held.ids:
+        return chunk.rsplit("::", 1)[0], None, chunk
+    loose = loose_page(doc) if page is None and doc not in held.ids else None
+    return (loose[0], loose[1], None) if loose else (doc, page, None)
+
+
+def meant(label: str, held: Held) -> str | None:
+    """The label the collection holds that `label` most likely means, or None when none is close."""
+    doc, page, chunk = _parts(label, held)
+    near = held.nearest(doc)
+    if near is None or (page is not None and page < 1):
+        return None
+    return near + (f"::{chunk.rsplit('::', 1)[1]}" if chunk else f"#page={page}" if page is not None else "")
+
+
+def _problem(label: str, held: Held) -> str | None:
+    doc, page, chunk = _parts(label, held)
+    if doc in held.ids and (chunk or split_label(label)[0] == doc or label == doc):
         if page is not None and page > held.pages(doc):
             return f"{doc!r} has {held.pages(doc)} pages, not page {page}"
         if chunk and chunk not in held.chunks(doc):
             return f"{doc!r} has no chunk {chunk!r} in collection {held.name!r}"
         return None
-    loose = loose_page(doc) if page is None and not chunk else None
-    base, page = loose if loose else (doc, page)
-    near = held.nearest(base)
-    head = f"{doc!r} is not in collection {held.name!r}"
-    if near is None:
-        shown = ", ".join(repr(d) for d in held.docs[:3]) + (", ..." if len(held.docs) > 3 else "")
-        return f"{head} (it holds {len(held.docs)} document(s){': ' + shown if held.docs else ''})"
-    meant = near + (f"::{chunk.rsplit('::', 1)[1]}" if chunk else f"#page={page}" if page is not None else "")
+    shown = split_label(label)[0]
+    head = f"{shown!r} is not in collection {held.name!r}"
+    guess = meant(label, held)
+    if guess is None:
+        listed = ", ".join(repr(d) for d in held.docs[:3]) + (", ..." if len(held.docs) > 3 else "")
+        return f"{head} (it holds {len(held.docs)} document(s){': ' + listed if held.docs else ''})"
+    near = label_document(guess)
     beyond = f" (it has {held.pages(near)} pages)" if page is not None and page > held.pages(near) else ""
-    return f"{head}; did you mean {meant!r}?{beyond}"
+    return f"{head}; did you mean {guess!r}?{beyond}"
 
 
 def refuse_bad_labels(questions: list[Question], db: Any = None) -> None:

@@ -85,7 +85,9 @@ def is_template(row: dict) -> bool:
     return all(v in ("", None, [], {}) for k, v in row.items() if k not in ("id", "draft"))
 
 
-def schema_findings(row: dict, line: int) -> list[Finding]:
+def schema_findings(row: dict, line: int, held: Any = None) -> list[Finding]:
+    """The schema's findings on one row; `held` (label_check.Held) lets a misspelt label's
+    did-you-mean name what the collection holds."""
     from jsonschema import Draft202012Validator
 
     known = list(schema()["properties"])
@@ -103,15 +105,15 @@ def schema_findings(row: dict, line: int) -> list[Finding]:
         elif err.validator in ("minItems", "minLength") or (err.validator == "pattern" and where in ("question", "evidence")):
             out.append(Finding(line, where, "error", f"{where!r} is empty"))
         elif err.validator == "pattern" and where == "expected":
-            out.append(Finding(line, "expected", "error", _label_message(err.instance)))
+            out.append(Finding(line, "expected", "error", _label_message(err.instance, held)))
         elif where == "expected" and err.validator == "oneOf":
-            out.append(Finding(line, "expected", "error", _expected_message(row["expected"])))
+            out.append(Finding(line, "expected", "error", _expected_message(row["expected"], held)))
         else:
             out.append(Finding(line, str(where) if where is not None else None, "error", err.message))
     return out
 
 
-def _expected_message(value: Any) -> str:
+def _expected_message(value: Any, held: Any = None) -> str:
     """Why `expected` fails its two shapes (a list of labels, or an object of label: grade)."""
     import re
 
@@ -120,27 +122,40 @@ def _expected_message(value: Any) -> str:
         if not value:
             return "'expected' is empty"
         bad = [v for v in value if not isinstance(v, str) or not label.match(v)]
-        return _label_message(bad[0])
+        return _label_message(bad[0], held)
     if isinstance(value, dict):
         if not value:
             return "'expected' is empty"
         for name, grade in value.items():
             if not label.match(name):
-                return _label_message(name)
+                return _label_message(name, held)
             if isinstance(grade, bool) or not isinstance(grade, (int, float)) or grade < 0:
                 return f"the grade of {name!r} must be a number from 0, not {grade!r}"
     return f"must be a list of document ids or an object of id: grade, not {type(value).__name__}"
 
 
-def _label_message(label: Any) -> str:
-    if isinstance(label, str) and anchor_problem(label):
-        return anchor_problem(label)
+def _label_message(label: Any, held: Any = None) -> str:
+    problem = anchor_problem(label) if isinstance(label, str) else None
+    if problem and held is not None:
+        from vectrixdb.evaluation.label_check import meant
+
+        guess = meant(label, held)
+        if guess:  # the did-you-mean names what the collection holds (`Uber_2021.pdf#p=10` -> `uber_2021.pdf#page=10`)
+            problem = problem.split("; did you mean")[0] + f"; did you mean {guess!r}?"
+    if problem:
+        return problem
     return f"{label!r} is not a document id, doc_id#page=N with N from 1, or a chunk id doc_id::n"
 
 
 def check_golden(path: str, db: Any = None) -> GoldenCheck:
     """Check a golden file (a path, s3:// or Blob address) and, given a collection, its labels."""
     check = GoldenCheck(str(path))
+    if db is not None:
+        from vectrixdb.evaluation.label_check import Held
+
+        held = Held(db)
+    else:
+        held = None
     questions: list[Question] = []
     ids: dict[str, int] = {}
     texts: dict[str, int] = {}
@@ -176,7 +191,7 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
         if is_template(row):
             check.findings.append(Finding(line, "question", "note", "template row still waiting for a question"))
             continue
-        found = schema_findings(row, line)
+        found = schema_findings(row, line, held)
         check.findings += found
         if row.get("draft") is True:
             check.findings.append(Finding(line, "draft", "note", "draft: not yet checked by a person"))
@@ -218,7 +233,7 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
     if db is not None:
         from vectrixdb.evaluation.label_check import evidence_findings, label_problems
 
-        outside = [Finding(p.question.line, "expected", "error", p.message) for p in label_problems(ready, db)]
+        outside = [Finding(p.question.line, "expected", "error", p.message) for p in label_problems(ready, db, held)]
         check.outside = len({f.line for f in outside})
         check.findings += outside
         check.findings += evidence_findings(ready, db)

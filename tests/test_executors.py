@@ -88,3 +88,44 @@ def test_sweep_comparison_evaluation_and_embedding_on_ray_match_local(tmp_path, 
     b = run_evaluation(system, qs, judge=judge, executor="ray")
     pd.testing.assert_frame_equal(a.frame, b.frame)
     assert judged_in == {driver}  # model calls never leave the driver: one limiter, one cache
+
+
+@pytest.mark.slow
+def test_a_ray_sweep_equals_the_local_one_row_for_row_after_a_worker_was_killed(tmp_path, monkeypatch):
+    """The first Ray worker to embed kills itself (SIGKILL, as the OOM killer would); Ray runs its
+    build again on another worker, and the rows come out equal and in the same order as here."""
+    import signal
+
+    from vectrixdb.embedding import get_embedder
+
+    driver, marker = os.getpid(), tmp_path / "killed"
+
+    class DiesOnceInAWorker:
+        """The bundled model, loaded where it runs; in a Ray worker its first encode kills the worker."""
+
+        name, dim = "sentence-transformers/all-MiniLM-L6-v2", 384
+
+        def __init__(self):
+            self.inner = None
+
+        def __getstate__(self):
+            return {"inner": None}
+
+        def encode(self, texts, *, progress=False):
+            if os.getpid() != driver and not marker.exists():
+                marker.write_text(str(os.getpid()))
+                os.kill(os.getpid(), signal.SIGKILL)
+            self.inner = self.inner or get_embedder(None)
+            return self.inner.encode(texts)
+
+    runs = {}
+    for executor in ("local", "ray"):
+        monkeypatch.setenv("VECTRIXDB_HOME", str(tmp_path / executor))  # separate cell stores: both compute
+        runs[executor] = sweep(SAMPLE, GOLDEN, chunk=["recursive", "fixed"], chunk_size=[300, 600],
+                               embed_heading=[False, True], model=DiesOnceInAWorker(), executor=executor,
+                               progress=False)
+    assert marker.exists() and int(marker.read_text()) != driver  # a worker really died mid-sweep
+    local, remote = (runs[e].frame.drop(columns=TIMED) for e in ("local", "ray"))
+    pd.testing.assert_frame_equal(local, remote)  # row for row, in order
+    assert {k: v for k, v in runs["local"]["best"].items() if k not in TIMED} == \
+        {k: v for k, v in runs["ray"]["best"].items() if k not in TIMED}

@@ -127,3 +127,40 @@ def test_compare_two_runs_question_by_question(tmp_path):
     assert exp.plot().axes
     f1 = exp.frame.loc["doc_f1"]
     assert f1["test"] == "exact McNemar"  # 0/1 per question here as well
+
+
+def test_a_dead_run_whose_pid_now_belongs_to_another_process_is_failed(tmp_path):
+    """PIDs are reused: a run is alive only while the process that holds its PID is the one that
+    started it (the start time recorded with the PID), not merely while some process holds it."""
+    import json
+    import time
+
+    from vectrixdb.evaluation.runs import LiveRun, effective_status, process_started
+
+    live = LiveRun(str(tmp_path), "evaluation", "lifecycle")
+    saved = json.loads(open(live.path).read())
+    assert saved["pid"] == os.getpid() and saved["pid_started"] == process_started(os.getpid()) is not None
+    assert effective_status(saved) == ("pending", None)  # this very process: alive
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        theirs = process_started(other.pid)
+        assert theirs is not None and theirs != saved["pid_started"]
+        saved.update(pid=other.pid, pid_started=saved["pid_started"])  # the PID reused by an unrelated process
+        with open(live.path, "w") as fh:
+            json.dump(saved, fh)
+        (row,) = list_runs(str(tmp_path)).itertuples()
+        assert row.status == "failed"
+        assert "now belongs to another process" in load_run(str(tmp_path), row.run_id).meta["error"]
+        assert effective_status({**saved, "pid_started": theirs})[0] == "pending"  # its own start time: alive
+        os.kill(other.pid, signal.SIGKILL)  # ended but not yet reaped: a zombie is not alive either
+        for _ in range(600):  # the kernel marks it a zombie within moments
+            if open(f"/proc/{other.pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+            time.sleep(0.05)
+        status, error = effective_status({**saved, "pid_started": theirs})
+        assert status == "failed" and "ended without finishing" in error
+    finally:
+        other.kill()
+        other.wait(30)
+    assert effective_status({**saved, "pid": 2 ** 62})[0] == "failed"  # no such process (and no overflow)
+    assert effective_status({**saved, "status": "completed"}) == ("completed", None)

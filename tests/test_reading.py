@@ -179,3 +179,37 @@ def test_a_file_without_a_suffix_is_read_as_text(tmp_path):
     doc = read(tmp_path / "LICENSE")
     assert doc.doc_id == "LICENSE" and doc.markdown == "Permission is hereby granted."
     assert read("Plain text.").doc_id == read("Plain text.").doc_id != read("Other text.").doc_id
+
+
+def test_every_unreadable_pdf_is_bad_input(tmp_path):
+    """The edge's one error family: any cut of a real PDF, garbage named .pdf, or a %PDF- header
+    followed by noise is either read or refused with BadInput naming the file, never another error."""
+    from vectrixdb.errors import BadInput, VectrixError
+
+    data = (PDFS / "pdflatex-4-pages.pdf").read_bytes()
+    cases = {f"cut{n}.pdf": data[:n] for n in (5, 100, 1000, 3000, len(data) // 2, len(data) - 200)}
+    cases.update({"garbage.pdf": bytes(range(256)) * 40, "header.pdf": b"%PDF-1.7\n" + b"\x00\xff" * 500,
+                  "noext": b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\ntrailer << /Root 1 0 R >>"})
+    refused = 0
+    for name, body in cases.items():
+        (tmp_path / name).write_bytes(body)
+        try:
+            doc = read(str(tmp_path / name))
+        except BadInput as exc:
+            assert isinstance(exc, VectrixError) and str(exc).startswith(str(tmp_path / name))
+            refused += 1
+        else:
+            assert doc.pages  # what pypdf could recover is a document with pages
+    assert refused >= 6  # the cut-short files and the garbage at least
+
+
+def test_a_latin1_golden_file_is_bad_input(tmp_path):
+    from vectrixdb.errors import BadInput
+    from vectrixdb.evaluation import check_golden, load_questions
+
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes('{"question": "Où est la clé ?", "expected": ["d"]}\n'.encode("latin-1"))
+    with pytest.raises(BadInput, match=r"latin1.jsonl, line 1: not UTF-8"):
+        load_questions(str(path))
+    check = check_golden(str(path))  # the check lists it as a finding instead of raising
+    assert not check.ok and "not UTF-8" in check.summary()

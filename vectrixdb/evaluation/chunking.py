@@ -16,7 +16,9 @@ gap to the best could be luck (p >= alpha) is marked a tie.
 With a model (chat=, or answer= and judge=; evaluation/reader.py), each build's handed characters
 are all the answer may be written from, the answer is judged for correctness against the golden
 reference, and *answered right* decides the ranking and the exact tests; found is kept beside it,
-and the model's calls, tokens, cost and unscorable outcomes are in `report["model"]`.
+and the model's calls, tokens, cost and unscorable outcomes are in `report["model"]`. Unscorable
+answers are counted per build; when none was scorable, `best` is None with the reason
+(evaluation/chunking_models.py). Ties in the ranking go to fewer chunks, then the plan's order.
 
 Cost: every build is chunked first, then the distinct texts of all 36 builds are embedded in one
 batch (through the cache), so overlapping builds never embed a text twice; search is an exact
@@ -66,24 +68,66 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
                      save_to: str | None = None, model: Any = None, alpha: float = ALPHA,
                      chat: Any = None, answer: Any = None, judge: Any = None, threshold: float = 0.5,
                      cut_with: Any = None, context_with: Any = None, late: bool | None = None,
-                     executor: str = "local", progress: bool = True) -> Report:
+                     executor: str = "local", progress: bool = True, name: str | None = None) -> Report:
     """See the module docstring. With a model (chat=, or answer= and judge=), each build's answer is
     written from the characters it handed over alone and judged against the golden reference:
     answered right decides the ranking and the exact tests, and found is kept beside it.
     executor="ray" chunks the builds and embeds their distinct texts on a Ray cluster (model calls
     stay here, behind the writer's one limiter and cache); the outcomes are the same as local.
     cut_with=, context_with= and late= give (or, with False, refuse) each model-backed build; chat=
-    gives the first two (evaluation/chunking_models.py)."""
-    from vectrixdb.chunking import get_chunker
-    from vectrixdb.embedding import get_embedder
-    from vectrixdb.evaluation.golden import provenance, questions_of
+    gives the first two (evaluation/chunking_models.py).
+
+    With save_to, the comparison is saved as it goes, like run_evaluation: pending, running (with
+    the stage reached), then completed, or failed with the error (raised after it is recorded), so
+    a comparison whose process was killed shows as failed (runs.effective_status)."""
     from vectrixdb.evaluation.report import now
-    from vectrixdb.evaluation.chunking_models import model_builds, plan_model_builds
-    from vectrixdb.executors import embed_corpus
+    from vectrixdb.evaluation.runs import LiveRun
 
     if budget <= 0:
         raise BadInput(f"budget must be a positive number of characters, not {budget}")
     began = now()
+    live = LiveRun(save_to, "chunking", name) if save_to else None  # name: what list_runs and the dashboard show
+    try:
+        report = _compare(documents, golden, began, live, budget=budget, techniques=techniques, sizes=sizes,
+                          headings=headings, model=model, alpha=alpha, chat=chat, answer=answer, judge=judge,
+                          threshold=threshold, cut_with=cut_with, context_with=context_with, late=late,
+                          executor=executor, progress=progress)
+    except BaseException as exc:
+        if live:
+            error = f"{type(exc).__name__}: {exc}"
+            live.write(Report("chunking", {"best": None, "reason": f"the comparison stopped: {error}"}, None,
+                              started=began), "failed", error=error)
+        raise
+    if live:
+        _finish(live, report, save_to)
+    return report
+
+
+def _finish(live: Any, report: Report, folder: str) -> None:
+    """The completed run: its per-question outcomes as questions.csv (as Report.save writes), then report.json."""
+    import io as _io
+
+    from vectrixdb import io
+    from vectrixdb.evaluation.report import kind_of
+
+    per_question = report.tables.get(kind_of("chunking").questions)
+    if per_question is not None:
+        buffer = _io.StringIO()
+        per_question.to_csv(buffer)
+        io.write_new(io.join(folder, kind_of("chunking").folder, "runs", live.run_id, "questions.csv"),
+                     buffer.getvalue())
+    live.write(report, "completed")
+
+
+def _compare(documents: Any, golden: Any, began: float, live: Any, *, budget: int, techniques, sizes, headings,
+             model: Any, alpha: float, chat: Any, answer: Any, judge: Any, threshold: float, cut_with: Any,
+             context_with: Any, late: Any, executor: str, progress: bool) -> Report:
+    from vectrixdb.chunking import get_chunker
+    from vectrixdb.embedding import get_embedder
+    from vectrixdb.evaluation.golden import provenance, questions_of
+    from vectrixdb.evaluation.chunking_models import answered, model_builds, plan_model_builds, unscored_values
+    from vectrixdb.executors import embed_corpus
+
     started = time.perf_counter()
     asked = questions_of(golden)
     meta = provenance(golden, asked)
@@ -97,6 +141,8 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     headings = list(headings) if headings is not None else [False, True]
     collections = collections_of(documents)
     assigned = _assign(questions, collections)
+    stage = (lambda what: live.write(Report("chunking", {"best": None, "questions": len(assigned), "stage": what},
+                                            None, started=began, meta=meta), "running")) if live else (lambda what: None)
     if not assigned:
         return Report("chunking", {"best": None, "techniques": [], "questions": 0, "reason": "no labelled question "
                                    "names a document these collections hold"}, None, started=began, meta=meta)
@@ -104,6 +150,7 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     meta["embedding_model"] = getattr(embedder, "name", str(model))
     embedded_before, reused_before = getattr(embedder, "embedded", 0), getattr(embedder, "reused", 0)
     plan = [(t, size, h) for t in techniques for size in _sizes(t, sizes) for h in headings]
+    stage("chunking")
     builds = make_builds(collections, plan, embedder, progress, executor, model)
     give, skipped = plan_model_builds(chat, cut_with, context_with, late, embedder)
     extra, refused, model_costs = model_builds(collections, give, techniques, sorted({s for t in techniques
@@ -115,6 +162,7 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     unique = list(dict.fromkeys(t for b in builds if b.vectors is None for texts in b.texts.values() for t in texts))
     index = {t: i for i, t in enumerate(unique)}
     start = time.perf_counter()
+    stage("embedding")
     vectors = embed_corpus(unique, embedder, executor=executor, progress=progress)
     embed_s = time.perf_counter() - start
     embedded_texts = getattr(embedder, "embedded", 0) - embedded_before
@@ -126,12 +174,19 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
         key = (b.technique, b.size, b.heading)
         handed[key] = [_hand_over(matrices[name] @ qv, b.spans[name], budget) for (q, name), qv in zip(assigned, qvecs)]
         outcomes[key] = [_found(q, collections[name], h) for (q, name), h in zip(assigned, handed[key])]
-    found = outcomes
-    model_cost = None
+    found, scored, model_cost = outcomes, None, None
     if answer is not None:
-        outcomes, model_cost = _answered(builds, handed, assigned, collections, answer, judge, threshold, progress)
-    values = _rank(builds, outcomes, assigned, alpha, found)
-    values["decided_by"] = "answered right" if answer is not None else "found"
+        stage("answering")
+        outcomes, scored, model_cost = answered(builds, handed, assigned, collections, answer, judge, threshold,
+                                                progress)
+    ranked = builds if scored is None else [b for b in builds if any(scored[_key(b)])]
+    if ranked:
+        values = _rank(ranked, outcomes, assigned, alpha, found, scored)
+        values["decided_by"] = "answered right" if answer is not None else "found"
+    else:  # the model gave no scorable answer at all: nothing decides, and the report says why
+        values = {"best": None, "techniques": [], "pairs": {}, "alpha": alpha, "decided_by": None}
+    if scored is not None:
+        values.update(unscored_values(builds, scored, model_cost, ranked))
     if model_cost is not None:
         values["model"] = model_cost
     values.update({"questions": len(assigned), "unassigned": len(questions) - len(assigned), "budget": budget,
@@ -146,18 +201,20 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     import pandas as pd
 
     frame = pd.DataFrame([{"technique": b.technique, "chunk_size": b.size, "embed_heading": b.heading,
-                           "found": sum(found[(b.technique, b.size, b.heading)]), "chunks": b.chunks,
-                           **({"right": sum(outcomes[(b.technique, b.size, b.heading)])} if answer is not None else {})}
+                           "found": sum(found[_key(b)]), "chunks": b.chunks,
+                           **({"right": sum(outcomes[_key(b)]), "scored": sum(scored[_key(b)]),
+                               "unscored": len(scored[_key(b)]) - sum(scored[_key(b)])} if scored is not None else {})}
                           for b in builds])
     frame["found_share"] = frame["found"] / len(assigned)
     if answer is not None:
         frame["right_share"] = frame["right"] / len(assigned)
     per_question = pd.DataFrame({f"{t}/{s}/{'heading' if h else 'plain'}": v for (t, s, h), v in outcomes.items()},
                                 index=pd.Index([q.key() for q, _ in assigned], name="id"))
-    report = Report("chunking", values, frame, tables={"outcomes": per_question}, started=began, meta=meta)
-    if save_to:
-        report.save(save_to)
-    return report
+    return Report("chunking", values, frame, tables={"outcomes": per_question}, started=began, meta=meta)
+
+
+def _key(b: Build) -> tuple[str, int, bool]:
+    return (b.technique, b.size, b.heading)
 
 
 def make_builds(collections: dict[str, list], plan: list[tuple[str, int, bool]], embedder: Any,
@@ -262,32 +319,10 @@ def _join(spans: list[tuple[int, int]], md: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in out]
 
 
-def _answered(builds, handed, assigned, collections, answer, judge, threshold, progress):
-    """answered right per build and question; the model's calls, tokens and cost, and outcomes."""
-    from tqdm.auto import tqdm
-
-    from vectrixdb.evaluation.answers import _model_delta, _model_totals
-    from vectrixdb.evaluation.reader import answered_right
-
-    before = {"answer": _model_totals(answer), "judge": _model_totals(judge)}
-    right, statuses = {}, {}
-    for b in tqdm(builds, desc="answering", disable=not progress):
-        key = (b.technique, b.size, b.heading)
-        row = []
-        for (q, name), spans in zip(assigned, handed[key]):
-            docs = collections[name]
-            context = "\n\n".join(docs[d].markdown[a:c] for d, a, c in spans)
-            ok, status = answered_right(answer, judge, q.question, q.reference, context, threshold)
-            statuses[status] = statuses.get(status, 0) + 1
-            row.append(ok)
-        right[key] = row
-    cost = {"outcomes": statuses, "answer": _model_delta(answer, before["answer"])}
-    if judge is not answer:
-        cost["judge"] = _model_delta(judge, before["judge"])
-    return right, cost
-
-
-def _rank(builds: list[Build], outcomes: dict, assigned: list, alpha: float, found: dict | None = None) -> dict:
+def _rank(builds: list[Build], outcomes: dict, assigned: list, alpha: float, found: dict | None = None,
+          scored: dict | None = None) -> dict:
+    """Each technique's best build (more right, then fewer chunks, then plan order), best first, with
+    exact McNemar tests against the best; no timing takes part, so the same inputs give the same verdict."""
     from vectrixdb.evaluation.stats import mcnemar_exact
 
     best_of: dict[str, Build] = {}
@@ -307,5 +342,6 @@ def _rank(builds: list[Build], outcomes: dict, assigned: list, alpha: float, fou
                      "found": sum((found or outcomes)[(b.technique, b.size, b.heading)]), "of": len(assigned),
                      "chunk_size": b.size,
                      "embed_heading": b.heading, "chunks": b.chunks, "p_value": None if b is top else p,
-                     "tie": b is not top and p >= alpha})
+                     "tie": b is not top and p >= alpha,
+                     **({"unscored": len(scored[_key(b)]) - sum(scored[_key(b)])} if scored is not None else {})})
     return {"best": rows[0], "techniques": rows, "pairs": pairs, "alpha": alpha}

@@ -12,7 +12,14 @@
 Each is given or refused on its own (False refuses); what was not built is in `skipped` with the
 true reason: no chat model, a model that pools its first token, or the service's refusal (the
 model-free builds are still compared). Model calls go through the writer's cache, so a rerun costs
-nothing; each build's calls, tokens and cost are in `report["model_builds"]`.
+nothing; each build's calls, tokens and cost are in `report["model_builds"]`. A model-backed build
+whose every call failed is not compared (it would be a model-free build under a model's name): it is
+under `skipped`, with how many calls failed.
+
+With a model that answers (answered(), unscored_values()), an answer or verdict that did not come
+back counts as not right and is counted per build (the frame's `scored` and `unscored` columns); a
+build with no scored answer is not compared, and when no answer at all was scored, `best` is None
+with the reason and the first failure's words: a failed model never decides a comparison.
 """
 from __future__ import annotations
 
@@ -82,11 +89,71 @@ def model_builds(collections: dict[str, list], give: dict, techniques: list[str]
         except Refused as exc:
             skipped.append({"name": kind, "why": f"refused by the service: {exc}"})
             continue
-        builds.append(build)
-        costs.append({"build": f"{name}/{size}/{'heading' if heading else 'plain'}",
+        label = f"{name}/{size}/{'heading' if heading else 'plain'}"
+        costs.append({"build": label,
                       **({"calls": model.calls - calls, "failed": model.failed - failed} if model is not None else {}),
                       **_delta(_totals(model), before)})
+        if model is not None and model.calls > calls and model.failed - failed == model.calls - calls:
+            # every cut or note failed: the build would be a model-free one under a model's name
+            skipped.append({"name": kind, "why": f"every one of the {model.calls - calls} model calls of {label} "
+                                                 "failed, so it is not compared (see model_builds)"})
+            continue
+        builds.append(build)
     return builds, skipped, costs
+
+
+def answered(builds: list, handed: dict, assigned: list, collections: dict, answer: Any, judge: Any,
+             threshold: float, progress: bool) -> tuple[dict, dict, dict]:
+    """(right, scored, cost) per build and question: right is answered right; scored is whether the
+    answer and its verdict both came back (one that did not counts as not right and is counted);
+    cost holds the model's calls, tokens and cost, the outcomes and the first failure's words."""
+    from tqdm.auto import tqdm
+
+    from vectrixdb.evaluation.answers import _model_delta, _model_totals
+    from vectrixdb.evaluation.reader import answered_right_why
+
+    before = {"answer": _model_totals(answer), "judge": _model_totals(judge)}
+    right, scored, statuses, first = {}, {}, {}, None
+    for b in tqdm(builds, desc="answering", disable=not progress):
+        key = (b.technique, b.size, b.heading)
+        right[key], scored[key] = [], []
+        for (q, name), spans in zip(assigned, handed[key]):
+            docs = collections[name]
+            context = "\n\n".join(docs[d].markdown[a:c] for d, a, c in spans)
+            ok, status, why = answered_right_why(answer, judge, q.question, q.reference, context, threshold)
+            statuses[status] = statuses.get(status, 0) + 1
+            if status != "ok" and first is None:
+                first = f"{status}: {why}" if why else status
+            right[key].append(ok)
+            scored[key].append(status == "ok")
+    cost = {"outcomes": statuses, "first_failure": first, "answer": _model_delta(answer, before["answer"])}
+    if judge is not answer:
+        cost["judge"] = _model_delta(judge, before["judge"])
+    return right, scored, cost
+
+
+def unscored_values(builds: list, scored: dict, cost: dict, ranked: list) -> dict:
+    """What the report says of answers that could not be scored: how many, per build not compared,
+    a warning when some failed, and the reason when none was scored (then no build is best)."""
+    total = sum(len(v) for v in scored.values())
+    failed = total - sum(sum(v) for v in scored.values())
+    out: dict[str, Any] = {"unscored": failed, "answers": total}
+    if not failed:
+        return out
+    kinds = ", ".join(f"{s}: {n}" for s, n in sorted(cost["outcomes"].items()) if s != "ok")
+    said = f"; the first failure: {cost['first_failure']}" if cost.get("first_failure") else ""
+    if not ranked:
+        out["reason"] = (f"no answer could be scored: all {total} answers or their verdicts failed ({kinds}){said}; "
+                         "answered right decides nothing, so no build is best")
+        out["warnings"] = [out["reason"]]  # shown where the run is shown
+        return out
+    kept = {id(b) for b in ranked}
+    dropped = [f"{b.technique}/{b.size}/{'heading' if b.heading else 'plain'}" for b in builds if id(b) not in kept]
+    out["unscored_builds"] = dropped
+    out["warnings"] = [f"{failed} of {total} answers could not be scored ({kinds}){said}; each counts as not right "
+                       "(per build in the frame's unscored column)"
+                       + (f"; builds with no scored answer are not compared: {', '.join(dropped)}" if dropped else "")]
+    return out
 
 
 def _fill(build, collections: dict[str, list], kind: str, model: Any, size: int, heading: bool, embedder: Any) -> None:

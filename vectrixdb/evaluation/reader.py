@@ -20,7 +20,7 @@ ANSWER_SCHEMA = {"title": "answer", "type": "object",
 
 
 def as_answerer(answer: Any):
-    """A function (question, context) -> (answer text or None, outcome) for any answerer."""
+    """A function (question, context) -> (answer text or None, outcome, why it failed) for any answerer."""
     if is_model(answer):
         from vectrixdb.chat_prompt import DATA_NOTE, passage
 
@@ -30,14 +30,14 @@ def as_answerer(answer: Any):
                                                        f"not say. Reply with JSON: answer. {DATA_NOTE}"},
                         {"role": "user", "content": passage(context, "context") + "\n\n" + passage(question, "question")}]
             outcome = answer.ask(messages, ANSWER_SCHEMA, max_tokens=300)
-            return (outcome.value["answer"], "ok") if outcome.ok else (None, outcome.status)
+            return (outcome.value["answer"], "ok", None) if outcome.ok else (None, outcome.status, outcome.reason)
         return ask
     if callable(answer):
         def call(question: str, context: str):
             text = answer(question, context)
             if not isinstance(text, str):
                 raise BadInput(f"answer= returned {type(text).__name__} for {question[:60]!r}; it must return text")
-            return text, "ok"
+            return text, "ok", None
         return call
     raise BadInput(f"answer must be a function (question, context) -> text or a ChatWriter, not {type(answer).__name__}")
 
@@ -45,12 +45,19 @@ def as_answerer(answer: Any):
 def answered_right(answer: Any, judge: Any, question: str, reference: str | None, context: str,
                    threshold: float = 0.5) -> tuple[bool, str]:
     """(right, outcome): outcome is ok, or the answer's or the verdict's failed status."""
+    right, status, _ = answered_right_why(answer, judge, question, reference, context, threshold)
+    return right, status
+
+
+def answered_right_why(answer: Any, judge: Any, question: str, reference: str | None, context: str,
+                       threshold: float = 0.5) -> tuple[bool, str, str | None]:
+    """answered_right with, for an outcome that is not ok, what the model or service said (else None)."""
     if not reference:
         raise BadInput(f"{question[:60]!r} has no reference answer to judge against; answered right needs one")
-    text, status = as_answerer(answer)(question, context)
+    text, status, why = as_answerer(answer)(question, context)
     if text is None:
-        return False, f"answer {status}"
+        return False, f"answer {status}", why
     verdict = as_judge(judge)("correctness", question, reference, text, [context])
     if verdict.status != "ok":
-        return False, f"verdict {verdict.status}"
-    return verdict.score >= threshold, "ok"
+        return False, f"verdict {verdict.status}", verdict.reason
+    return verdict.score >= threshold, "ok", None

@@ -114,7 +114,8 @@ class LiveRun:
         spec = kind_of(kind)
         self.run_id = Report.new_run_id()
         self.path = io.join(folder, spec.folder, "runs", self.run_id, "report.json")
-        self.extra = {"name": name, "pid": os.getpid(), "host": socket.gethostname()}
+        self.extra = {"name": name, "pid": os.getpid(), "pid_started": process_started(os.getpid()),
+                      "host": socket.gethostname()}
         self.kind = kind
         self.write(Report(kind, {"questions": 0}, None), "pending")
 
@@ -129,8 +130,11 @@ class LiveRun:
 
 
 def effective_status(data: dict) -> tuple[str | None, str | None]:
-    """(status, error) as a reader should see them: a pending or running run whose process is gone
-    (same machine) or silent for STALE_SECONDS (another machine) has failed."""
+    """(status, error) as a reader should see them. A pending or running run has failed when
+    - on this machine, its process is gone, a zombie, or its PID now names another process: the
+      start time recorded with the PID (`pid_started`, see process_started) is not that of the
+      process holding the PID now (PIDs are reused, so a PID alone proves nothing);
+    - on another machine, it has given no sign of life (heartbeat) for STALE_SECONDS."""
     import socket
     import time
 
@@ -138,23 +142,53 @@ def effective_status(data: dict) -> tuple[str | None, str | None]:
     if status not in ("pending", "running"):
         return status, error
     pid, host = data.get("pid"), data.get("host")
-    if host == socket.gethostname() and isinstance(pid, int):  # its process can be asked directly
-        if _alive(pid):
-            return status, error
-        return "failed", f"the process that ran it (pid {pid}) ended without finishing"
+    if host == socket.gethostname() and isinstance(pid, int) and not isinstance(pid, bool):
+        recorded = data.get("pid_started")
+        if not _alive(pid):
+            return "failed", f"the process that ran it (pid {pid}) ended without finishing"
+        now = process_started(pid)
+        if isinstance(recorded, str) and now is not None and now != recorded:
+            return "failed", (f"the process that ran it (pid {pid}) ended without finishing; "
+                              "that pid now belongs to another process")
+        return status, error
     beat = data.get("heartbeat")
     if isinstance(beat, (int, float)) and time.time() - beat > STALE_SECONDS:
         return "failed", f"no sign of life for {int(time.time() - beat)} s; its process has stopped"
     return status, error
 
 
+def process_started(pid: int) -> str | None:
+    """Who holds `pid`, as "<boot id>:<start time>": the kernel's start time of the process
+    (/proc/<pid>/stat field 22, clock ticks since boot) on this boot. Two processes that held the same
+    PID never share it. None where /proc does not say (not Linux, or no such process)."""
+    try:
+        with open(f"/proc/{int(pid)}/stat", "rb") as fh:
+            stat = fh.read().decode("ascii", "replace")
+        with open("/proc/sys/kernel/random/boot_id", "rb") as fh:
+            boot = fh.read().decode("ascii", "replace").strip()
+    except (OSError, ValueError):
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()  # the name (field 2) may hold spaces and ")"; field 3 on
+    return f"{boot}:{fields[19]}" if len(fields) > 19 else None
+
+
 def _alive(pid: int) -> bool:
+    """Whether a process holds `pid` and has not ended (a zombie, ended but not yet reaped, has)."""
     import os
 
+    if pid <= 0:
+        return False  # 0 and negatives name process groups, not a process
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    except (OSError, OverflowError):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode("ascii", "replace")
+        return stat[stat.rfind(")") + 2:][:1] not in ("Z", "X")
+    except OSError:
+        return not os.path.exists("/proc/self")  # no /proc here: the signal's answer stands

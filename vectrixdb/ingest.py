@@ -147,8 +147,10 @@ def _vectors(db, prepared: list[Prepared], progress: bool, executor: str = "loca
     for space in db.spaces:
         own = [p for p in prepared if p.vectors is None or space != DEFAULT_SPACE]
         texts = [t for p in own for t in p.embedded]
-        encoded = iter(embed_corpus(texts, db.embedder(space), executor=executor, progress=progress and len(texts) > 64)
-                       ) if texts else iter(())
+        label = f"embedding {len(texts):,} chunks of {len(own):,} document{'s' * (len(own) != 1)}" + \
+            ("" if space == DEFAULT_SPACE else f" into {space!r}")  # what the bar says it embeds
+        encoded = iter(embed_corpus(texts, db.embedder(space), executor=executor,
+                                    progress=label if progress and len(texts) > 64 else False)) if texts else iter(())
         rows = []
         for p in prepared:
             rows += list(p.vectors) if p.vectors is not None and space == DEFAULT_SPACE else \

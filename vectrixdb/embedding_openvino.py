@@ -12,7 +12,8 @@ Its activation ranges are calibrated on a FIXED set of texts that ships with the
 (embedding_calibration.txt: 252 sentences, paragraphs, tables, queries and fragments written for
 vectrixdb, one a line), never on a user's documents, so every user's int8 graph comes from the
 same inputs. The backend is named after that file: "int8-<first 8 hex digits of its SHA-256>".
-The export is saved once per home under $VECTRIXDB_HOME/models/ and reused by every process.
+The export is saved once per home under $VECTRIXDB_HOME/models/ (or $VECTRIXDB_MODELS) and
+reused by every process.
 
 Identity: the backend's vectors differ from the float model's, so its cache key names the backend
 and the SHA-256 of the exported graph's files; a re-export (another calibration file, another NNCF)
@@ -77,7 +78,11 @@ def int8_unavailable(graph_on_disk: bool = False) -> str | None:
 
 
 def export_folder(home: Path, package_version: str) -> Path:
-    return home / "models" / f"all-MiniLM-L6-v2-openvino-{package_version}"
+    """Where the exported graphs live: $VECTRIXDB_MODELS when set (one export shared by many homes,
+    e.g. a CI cache or a test suite's homes), else the home's models/ folder. Sharing is safe: the
+    cache key names each graph's digest, whoever exported it."""
+    root = Path(os.environ["VECTRIXDB_MODELS"]) if os.environ.get("VECTRIXDB_MODELS") else home / "models"
+    return root / f"all-MiniLM-L6-v2-openvino-{package_version}"
 
 
 def _sentence_config(model_dir: str) -> int:

@@ -197,3 +197,44 @@ def test_sweep_heading_flags_and_compare_chunking_lists_every_build(tmp_path):
     assert sum(line.startswith(("fixed ", "recursive ")) for line in lines) == 4  # every build row
     assert any("tied with the best" in line for line in lines) and "embedded now" in compared.output
     assert "not built: llm (" in compared.output and "model-backed builds: 0" not in compared.output
+
+
+def test_a_failed_first_add_leaves_no_collection(tmp_path):
+    bad = tmp_path / "broken.pdf"
+    bad.write_bytes(b"%PDF-1.7\nthis is not a PDF body at all\n")
+    done = runner.invoke(app, ["add", "pol", str(bad), "--path", str(tmp_path / "cols")])
+    assert done.exit_code == 1 and done.output.startswith("error: "), done.output
+    assert not (tmp_path / "cols" / "pol").exists()
+    good = tmp_path / "a.md"
+    good.write_text("Some text about deferment.")
+    assert runner.invoke(app, ["add", "pol", str(good), "--path", str(tmp_path / "cols")]).exit_code == 0
+    again = runner.invoke(app, ["add", "pol", str(bad), "--path", str(tmp_path / "cols")])
+    assert again.exit_code == 1 and (tmp_path / "cols" / "pol").exists()  # an existing collection stays as it was
+    done = runner.invoke(app, ["info", "pol", "--path", str(tmp_path / "cols")])
+    assert json.loads(done.output)["documents"] == 1
+
+
+def test_add_document_takes_progress(tmp_path):
+    from vectrixdb import Vectrix
+
+    db = Vectrix("quiet", path=tmp_path)
+    assert db.add_document("Loans can be deferred after a disaster.", doc_id="d", progress=False) == "d"
+    assert db.add_document("Cards can be frozen.", doc_id="e", progress=True) == "e"
+    assert db.info()["documents"] == 2
+
+
+def test_compare_chunking_saves_its_run_under_its_name(tmp_path):
+    from vectrixdb.evaluation import list_runs
+
+    doc = tmp_path / "policy.md"
+    doc.write_text("# Deferment\n\nCustomers in disaster areas can defer loan payments for 90 days.\n\n"
+                   "# Cards\n\nA stolen card must be reported within two days.\n")
+    golden = tmp_path / "g.jsonl"
+    golden.write_text(json.dumps({"question": "How long can payments be deferred?", "expected": ["policy.md"],
+                                  "evidence": ["defer loan payments for 90 days"]}) + "\n")
+    done = runner.invoke(app, ["compare-chunking", str(doc), "--golden", str(golden), "--budget", "200",
+                               "--technique", "recursive", "--technique", "fixed", "--size", "100",
+                               "--save-to", str(tmp_path / "runs"), "--name", "two techniques"])
+    assert done.exit_code == 0, done.output
+    (row,) = list_runs(str(tmp_path / "runs")).itertuples()
+    assert row.name == "two techniques" and row.status == "completed" and "found)" in row.best

@@ -86,3 +86,30 @@ def test_runs_list_show_and_compare(tmp_path):
         (tmp_path / "f.txt").write_text("x")
         listed = run("runs", "list", wrong)
         assert listed.exit_code == 1 and said in listed.output
+
+
+def test_report_says_its_search_mode_and_saved_runs_carry_their_name(policies, tmp_path):
+    from vectrixdb.evaluation import list_runs
+
+    golden = save_questions(QS, str(tmp_path / "g.jsonl"))
+    where = ["--path", policies.folder.parent]
+    done = run("report", "test", "--golden", golden, "--mode", "keyword", "--save-to", tmp_path / "runs",
+               "--name", "keyword baseline", *where)
+    assert done.exit_code == 0, done.output
+    assert "searched with mode=keyword" in done.output
+    done = run("evaluate", "test", "--golden", golden, "-k", 3, "--save-to", tmp_path / "runs", "--name", "all setups",
+               *where)
+    assert done.exit_code == 0, done.output
+    listed = list_runs(str(tmp_path / "runs")).set_index("name")
+    assert listed.loc["keyword baseline", "kind"] == "retrieval" and listed.loc["all setups", "kind"] == "evaluate"
+    best = listed.loc["all setups", "best"]  # the best setup in words, not JSON with None in it
+    assert "None" not in best and "ndcg@3" in best and best.split(" · ")[0] in ("dense", "keyword", "hybrid")
+    refused = run("report", "test", "--golden", golden, "--name", "unsaved", *where)
+    assert refused.exit_code == 1 and "--save-to" in refused.output
+
+
+def test_runs_compare_prints_its_rule(tmp_path):
+    a = run_evaluation(lambda q: ["deferment"], QS, save_to=str(tmp_path))
+    b = run_evaluation(lambda q: ["deferment", "card-fraud", "mortgage"], QS, save_to=str(tmp_path))
+    compared = run("runs", "compare", a["run_id"], b["run_id"], "--folder", tmp_path)
+    assert compared.exit_code == 0 and "Holm-Bonferroni" in compared.output and "could be luck" in compared.output

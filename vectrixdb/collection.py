@@ -174,7 +174,8 @@ class Vectrix:
 
     # ingestion ------------------------------------------------------------------------------
     def add_document(self, text_or_path: Any, *, doc_id: str | None = None, metadata: dict | None = None,
-                     access: dict | None = None, max_chars: int | None = None, **chunking) -> str:
+                     access: dict | None = None, max_chars: int | None = None, progress: bool = False,
+                     **chunking) -> str:
         """Read, chunk, embed and store one document; an existing doc_id is replaced. Returns the id.
 
         text_or_path: text, or a path (see vectrixdb.reading for the rule that tells them apart);
@@ -185,7 +186,7 @@ class Vectrix:
         and the model-backed cut_with=, context_with=, late= (see vectrixdb.ingest).
         """
         return self.add_documents([{"source": text_or_path, "doc_id": doc_id, "metadata": metadata,
-                                    "access": access}], progress=False, max_chars=max_chars, **chunking)[0]
+                                    "access": access}], progress=progress, max_chars=max_chars, **chunking)[0]
 
     def add_documents(self, items: Iterable[Any], *, progress: bool = True, max_chars: int | None = None,
                       executor: str = "local", **chunking) -> list[str]:
@@ -207,9 +208,24 @@ class Vectrix:
                     check_source(item["source"])
                 if item.get("doc_id") is not None:
                     check_doc_id(item["doc_id"])
+        fresh = not self.folder.exists()
         self._create()
-        prepared = prepare(self, items, chunking, progress, max_chars=max_chars)
-        return store(self, prepared, progress, executor)
+        try:
+            prepared = prepare(self, items, chunking, progress, max_chars=max_chars)
+            return store(self, prepared, progress, executor)
+        except BaseException:
+            if fresh:  # a first batch that failed (a file that cannot be read, ...) leaves no collection behind
+                self._uncreate()
+            raise
+
+    def _uncreate(self) -> None:
+        """Remove the folder this object created moments ago for a first batch that then failed."""
+        import shutil
+
+        if self._catalog is not None:
+            self._catalog.conn.close()
+        self._catalog, self._indexes, self._keywords, self._docs_cache = None, {}, None, None
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def add_vectors(self, space: str, model: Any, *, progress: bool = True) -> int:
         """Embed every chunk again with another model into the named vector space `space`."""

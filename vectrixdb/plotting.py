@@ -269,16 +269,17 @@ def evaluation_plot(report, ax=None):
 
 
 def experiment_plot(report, ax=None):
-    """B - A for each measure with its 95% interval; filled where the paired test says p < 0.05."""
+    """B - A for each measure with its interval (at the measure's Holm level); filled where the
+    verdict is better or worse (compare_runs' RULE, printed under the figure)."""
     frame = report.frame
     fig, ax = _figure(ax, figsize=(7, 0.4 * len(frame) + 1.6))
     ys = range(len(frame))
     err = [frame["difference"] - frame["ci low"].fillna(frame["difference"]),
            frame["ci high"].fillna(frame["difference"]) - frame["difference"]]
     ax.errorbar(frame["difference"], ys, xerr=err, fmt="none", ecolor="grey", capsize=3)
-    significant = frame["p_value"] < 0.05
+    significant = frame["verdict"].isin(["better", "worse"]) if "verdict" in frame else frame["p_value"] < 0.05
     ax.scatter(frame["difference"][significant], [y for y, s in zip(ys, significant) if s], color="tab:red",
-               label="p < 0.05", zorder=3)
+               label="Holm-adjusted p < 0.05" if "verdict" in frame else "p < 0.05", zorder=3)
     ax.scatter(frame["difference"][~significant], [y for y, s in zip(ys, significant) if not s], facecolors="none",
                edgecolors="tab:blue", label="could be luck", zorder=3)
     ax.axvline(0, color="black", linewidth=0.8)
@@ -287,7 +288,8 @@ def experiment_plot(report, ax=None):
               for name, n in zip(frame.index, frame["paired"] if "paired" in frame else [most] * len(frame))]
     ax.set_yticks(list(ys), labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("B - A (95% CI over paired questions)")
+    ax.set_xlabel("B - A (interval at each measure's Holm level, over paired questions)" if "verdict" in frame
+                  else "B - A (95% CI over paired questions)")
     ax.set_title(f"B ({report['b']}) against A ({report['a']}): n = {most} paired questions"
                  + (" (fewer where marked)" if any("(n=" in label for label in labels) else ""), fontsize=9)
     ax.legend(fontsize=8)

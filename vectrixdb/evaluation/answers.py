@@ -142,10 +142,22 @@ def _model_delta(judge: Any, before: dict | None) -> dict | None:
     after = _model_totals(judge)
     if after is None:
         return None
+    return _minus(after, before or {})
+
+
+def _minus(after: dict, before: dict) -> dict:
+    """after - before, key by key and into nested counts (the writer's `statuses` are its totals
+    since it was made, shared by every run that used it: a run reports only its own)."""
     out = {}
     for key, value in after.items():
-        prior = (before or {}).get(key)
-        out[key] = value - prior if isinstance(value, (int, float)) and isinstance(prior, (int, float)) else value
+        prior = before.get(key)
+        if isinstance(value, dict):
+            nested = _minus(value, prior if isinstance(prior, dict) else {})
+            out[key] = {k: v for k, v in nested.items() if v != 0}
+        elif isinstance(value, (int, float)) and isinstance(prior, (int, float)) and not isinstance(value, bool):
+            out[key] = round(value - prior, 6) if isinstance(value, float) else value - prior
+        else:
+            out[key] = value
     return out
 
 

@@ -189,3 +189,57 @@ def test_rerank_function_and_missing_cross_encoder(policies):
     assert all(h.relevance == len(h.text) for h in hits)
     with pytest.raises(ValueError, match="No cross-encoder is bundled"):
         policies.search("loan", 2, rerank="/nonexistent/cross-encoder")
+
+
+WORDS = ("loan payment card fraud mortgage balance deferment fee refund account transfer rate interest "
+         "branch claim limit report statement saving bonus credit debit cash cheque").split()
+
+
+def prefix_collection(path, embedder, **chunking):
+    """600 short documents of words drawn from one small vocabulary, a tenth of them duplicates (ties
+    in every mode), half of them visible to group "hr" only: enough candidates for pools to matter."""
+    rng = np.random.default_rng(7)
+    db = Vectrix("prefix", path=path, model=embedder)
+    texts = [" ".join(rng.choice(WORDS, size=int(rng.integers(3, 12)))) for _ in range(540)]
+    texts += texts[:60]
+    db.add_documents([{"text": t, "doc_id": f"d{n:03d}", "access": {"group": ["hr"] if n % 2 else ["hr", "all"]}}
+                      for n, t in enumerate(texts)], progress=False, **chunking)
+    return db
+
+
+def assert_prefix(search, query, ks=(1, 2, 3, 5, 10, 20, 33, 34, 50, 100, 150, 200, 300)):
+    """search(query, k) is the first k of search(query, K) for every K > k in ks, ranks and scores too."""
+    got = {k: [(h.chunk_id, h.rank, h.score) for h in search(query, k)] for k in ks}
+    for small, large in zip(ks, ks[1:]):
+        assert got[small] == got[large][:small], (query, small, large)
+    assert len(got[ks[-1]]) > 40  # long lists: the deep ones go past the old pools
+
+
+@pytest.mark.parametrize("exact_limit", [20_000, 100])  # exact search, and the HNSW graph
+def test_a_search_is_the_first_k_of_any_deeper_one(tmp_path, fake_embedder, monkeypatch, exact_limit):
+    from vectrixdb.store import vectors
+
+    monkeypatch.setattr(vectors, "EXACT_LIMIT", exact_limit)
+    db = prefix_collection(tmp_path, fake_embedder)
+    view = db.as_principal({"group": ["all"]})
+
+    def by_length(query, texts):
+        return [len(t) % 7 for t in texts]  # many ties: the stable order must keep them
+
+    for query in ("loan payment fee", "card fraud report refund"):
+        for mode in ("dense", "keyword", "hybrid") if exact_limit > 100 else ("dense", "hybrid"):
+            assert_prefix(lambda q, k: db.search(q, k, mode=mode), query)
+            assert_prefix(lambda q, k: db.search(q, k, mode=mode, rerank=by_length), query, ks=(1, 3, 10, 50, 60))
+            where = {"doc_id": [f"d{n:03d}" for n in range(400)]}
+            assert_prefix(lambda q, k: db.search(q, k, mode=mode, where=where), query, ks=(1, 10, 50, 300))
+            assert_prefix(lambda q, k: view.search(q, k, mode=mode), query, ks=(1, 5, 50, 300))
+
+
+def test_parent_child_search_keeps_the_prefix_and_fills_k(tmp_path, fake_embedder):
+    db = prefix_collection(tmp_path, fake_embedder, chunk="parent_child", chunk_size=20, overlap=0)  # a few children each
+    for mode in ("dense", "keyword", "hybrid"):
+        hits = db.search("loan payment fee", 300, mode=mode)
+        assert len(hits) == 300
+        assert len({(h.doc_id, h.start) for h in hits}) == len(hits)  # each section once
+        for k in (1, 10, 100):
+            assert [h.chunk_id for h in db.search("loan payment fee", k, mode=mode)] == [h.chunk_id for h in hits[:k]]

@@ -26,6 +26,7 @@ from vectrixdb.errors import BadInput, Corrupt, NotFound
 from vectrixdb.search import SCORE_KINDS, Hit
 
 DEFAULT_SPACE = "default"
+SEARCH_DEPTH = 64  # dense and keyword candidates are read this many at a time (then twice as many, ...)
 DEFAULT_CHUNKING = {"chunk": "recursive", "chunk_size": 1000, "overlap": None, "embed_heading": False}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 CATALOG = "catalog.sqlite"
@@ -286,29 +287,54 @@ class Vectrix:
                vectors: str | None = None, where: dict | None = None, _principal: dict | None = None) -> list[Hit]:
         """Ranked hits for a query. mode: dense (cosine on the vector space `vectors`), keyword (BM25)
         or hybrid (reciprocal rank fusion of both); rerank: a cross-encoder re-scores the top
-        candidates; where: metadata filter, e.g. {"year": 2021} or {"doc_id": [...]}."""
-        from vectrixdb.search import check_query, fuse, get_reranker
+        candidates; where: metadata filter, e.g. {"year": 2021} or {"doc_id": [...]}.
+
+        What a k gets is the first k of what any larger k gets, in every mode, because each mode's
+        ranking is one fixed list that k only cuts: dense and keyword rank every candidate by score,
+        then key; hybrid fuses a dense and a keyword pool of fixed depth HYBRID_POOL (300), and a
+        k that needs more hits than that fusion gives takes, after them, what the fusion of pools
+        twice as deep adds (and so on); a reranker re-scores the hits RERANK_DEPTH (50) at a time,
+        in the mode's order. Dense search of the HNSW graph (over 20,000 vectors) is read the same
+        way: what a search twice as deep adds comes after."""
+        from vectrixdb.search import HYBRID_POOL, RERANK_DEPTH, check_query, fuse, get_reranker
 
         check_query(query, k, mode)
         allowed = self._allowed(where, _principal)
-        want = max(k * 3, k + 20) if rerank in (None, False) else max(k * 3, 50)
-        if mode == "dense":
-            keys, scores = self._dense(self.embedder(vectors or DEFAULT_SPACE).encode([query])[0], want, vectors, allowed)
-        elif mode == "keyword":
-            keys, scores = self._keywords_for(_principal).search(query, want, allowed)
-        else:
-            pool = max(want, 100)
-            dense, _ = self._dense(self.embedder(vectors or DEFAULT_SPACE).encode([query])[0], pool, vectors, allowed)
-            sparse, _ = self._keywords_for(_principal).search(query, pool, allowed)
-            fused = fuse([dense, sparse])[:want]
-            keys, scores = np.array([k_ for k_, _ in fused], np.uint64), np.array([s for _, s in fused])
-        hits = self._hits(keys, scores, k if rerank in (None, False) else len(keys), SCORE_KINDS[mode])
-        if rerank not in (None, False) and hits:
-            relevance = get_reranker(rerank)(query, [h.text for h in hits])
-            order = np.argsort(-relevance, kind="stable")[:k]
+        reranking = rerank not in (None, False)
+        need = -(-k // RERANK_DEPTH) * RERANK_DEPTH if reranking else k
+        vector = self.embedder(vectors or DEFAULT_SPACE).encode([query])[0] if mode != "keyword" else None
+
+        def fetch(depth: int) -> tuple[list, list, bool]:  # (keys, scores, whether more lie deeper)
+            if mode == "hybrid":
+                dense, _ = self._dense(vector, depth, vectors, allowed)
+                sparse, _ = self._keywords_for(_principal).search(query, depth, allowed)
+                fused = fuse([dense, sparse])
+                return [k_ for k_, _ in fused], [s for _, s in fused], max(len(dense), len(sparse)) == depth
+            if mode == "dense":
+                keys, scores = self._dense(vector, depth, vectors, allowed)
+            else:
+                keys, scores = self._keywords_for(_principal).search(query, depth, allowed)
+            return [int(k_) for k_ in keys], list(scores), len(keys) == depth
+
+        order: dict[int, float] = {}  # the mode's one ranking, as far as it has been read
+        depth = HYBRID_POOL if mode == "hybrid" else SEARCH_DEPTH
+        while True:
+            keys, scores, more = fetch(depth)
+            for key, score in zip(keys, scores):
+                order.setdefault(key, score)
+            hits = self._hits(np.array(list(order), np.uint64), np.array(list(order.values())), need, SCORE_KINDS[mode])
+            if len(hits) == need or not more:  # enough, or every candidate seen
+                break
+            depth *= 2
+        if reranking and hits:
+            score = get_reranker(rerank)
+            relevance = np.concatenate([score(query, [h.text for h in hits[i:i + RERANK_DEPTH]])
+                                        for i in range(0, len(hits), RERANK_DEPTH)])
+            block = np.arange(len(hits)) // RERANK_DEPTH  # each block of 50 re-scored, the blocks kept in order
+            order_ = np.lexsort((np.arange(len(hits)), -relevance, block))[:k]
             hits = [Hit(**{**hits[i].to_dict(), "rank": r, "score": float(relevance[i]), "score_kind": "rerank",
                            "relevance": float(relevance[i])})
-                    for r, i in enumerate(order, start=1)]
+                    for r, i in enumerate(order_, start=1)]
         return hits
 
     def similar(self, text_or_chunk_id: str, k: int = 10, *, vectors: str | None = None, where: dict | None = None,
@@ -376,27 +402,31 @@ class Vectrix:
         return self.catalog.keys_of_documents(ids)
 
     def _hits(self, keys: np.ndarray, scores: np.ndarray, k: int, score_kind: str = "cosine") -> list[Hit]:
-        rows = self.catalog.chunk_rows(keys)
+        """The first k hits of a ranking of chunk keys; the catalog is read a window at a time, so a
+        long ranking costs only the rows the k hits need (plus those skipped)."""
         hits: list[Hit] = []
         seen_parents: set = set()
         doc_pages: dict[str, list[dict]] = {}
-        for key, score in zip(keys, scores):
-            row = rows.get(int(key))
-            if row is None:
-                continue
-            text, start, end, pages = row["text"], row["start"], row["end"], row["pages"]
-            if row["parent"] is not None:  # parent-child: hand back the section, once
-                start, end, text = row["parent"]
-                if (row["doc_id"], start) in seen_parents:
+        window = k + 20
+        for at in range(0, len(keys), window):
+            rows = self.catalog.chunk_rows(keys[at:at + window])
+            for key, score in zip(keys[at:at + window], scores[at:at + window]):
+                row = rows.get(int(key))
+                if row is None:
                     continue
-                seen_parents.add((row["doc_id"], start))
-                if row["doc_id"] not in doc_pages:  # one catalog read per document, not per hit
-                    doc_pages[row["doc_id"]] = self.catalog.pages(row["doc_id"])
-                pages = tuple(p["number"] for p in doc_pages[row["doc_id"]] if p["start"] < end and start < p["end"])
-            hits.append(Hit(row["chunk_id"], row["doc_id"], pages, text, float(score), len(hits) + 1,
-                            row["headings"], start, end, score_kind=score_kind))
-            if len(hits) == k:
-                break
+                text, start, end, pages = row["text"], row["start"], row["end"], row["pages"]
+                if row["parent"] is not None:  # parent-child: hand back the section, once
+                    start, end, text = row["parent"]
+                    if (row["doc_id"], start) in seen_parents:
+                        continue
+                    seen_parents.add((row["doc_id"], start))
+                    if row["doc_id"] not in doc_pages:  # one catalog read per document, not per hit
+                        doc_pages[row["doc_id"]] = self.catalog.pages(row["doc_id"])
+                    pages = tuple(p["number"] for p in doc_pages[row["doc_id"]] if p["start"] < end and start < p["end"])
+                hits.append(Hit(row["chunk_id"], row["doc_id"], pages, text, float(score), len(hits) + 1,
+                                row["headings"], start, end, score_kind=score_kind))
+                if len(hits) == k:
+                    return hits
         return hits
 
 

@@ -133,12 +133,17 @@ class VectorIndex(Derived):
                     return np.zeros(0, np.uint64), np.zeros(0, np.float32)
                 vecs = all_vecs[np.searchsorted(all_keys, keys)]
             sims = vecs @ query.astype(np.float32)
-            top = np.argpartition(-sims, min(k, len(sims)) - 1)[:k] if len(sims) > k else np.arange(len(sims))
-            top = top[np.lexsort((keys[top], -sims[top]))]
+            top = np.arange(len(sims))
+            if len(sims) > k:  # every vector tied with the k-th is kept, so (similarity, key) alone decides
+                top = np.flatnonzero(sims >= sims[np.argpartition(-sims, k - 1)[k - 1]])
+            top = top[np.lexsort((keys[top], -sims[top]))][:k]
             return keys[top], sims[top]
-        self.index.expansion_search = search_breadth(n)
-        found = self.index.search(query.astype(np.float32), min(k, n))
-        return np.asarray(found.keys, dtype=np.uint64), np.asarray(found.distances, dtype=np.float32) * -1 + 1
+        breadth = search_breadth(n)
+        self.index.expansion_search = breadth
+        # always asked for at least `breadth` neighbours, so every k up to it gets the first k of one list
+        found = self.index.search(query.astype(np.float32), min(max(k, breadth), n))
+        keys, sims = np.asarray(found.keys, dtype=np.uint64), np.asarray(found.distances, dtype=np.float32) * -1 + 1
+        return keys[:k], sims[:k]
 
     def _all(self) -> tuple[np.ndarray, np.ndarray]:
         cached = getattr(self, "_matrix", None)

@@ -249,3 +249,31 @@ def test_check_golden_fuzzed_never_raises(tmp_path_factory):
             assert "line" in str(exc)
 
     check()
+
+
+def test_grade_0_labels_are_checked_like_any_other_and_cannot_contradict_the_row(tmp_path, policies):
+    from vectrixdb.errors import BadInput
+    from vectrixdb.evaluation import retrieval_report
+
+    lines = ['{"id": "1", "question": "Judged?", "expected": {"deferment": 1, "mortgage": 0}}',
+             '{"id": "2", "question": "Unknown not-relevant?", "expected": {"deferment": 1, "Mortgage": 0}}',
+             '{"id": "3", "question": "Page of a bad document?", "expected": {"deferment": 0, "deferment#page=1": 2}}',
+             '{"id": "4", "question": "Bad page of a good document?", "expected": {"card-fraud": 1, "card-fraud::0": 0}}',
+             '{"id": "5", "question": "All judged not relevant?", "expected": {"nowhere": 0}}',
+             '{"id": "6", "question": "Parts only?", "expected": {"mortgage#page=1": 0, "mortgage": 0, "card-fraud": 1}}']
+    path = write(tmp_path / "g.jsonl", lines)
+    check = check_golden(path, policies)
+    errors = {}
+    for f in check.errors:
+        errors.setdefault(f.line, []).append(f.message)
+    assert sorted(errors) == [2, 3, 4, 5]
+    assert "did you mean 'mortgage'?" in errors[2][0]
+    assert "'deferment#page=1' has grade 2 but the whole document 'deferment' has grade 0" in errors[3][0]
+    assert "'card-fraud::0' has grade 0 but the whole document 'card-fraud' has grade 1" in errors[4][0]
+    assert "'nowhere' is not in collection" in errors[5][0] and check.outside == 1  # row 5 is not ready
+    assert not any("adds nothing" in f.message for f in check.notes if f.line in (3, 4))
+    without = check_golden(path)  # a contradiction needs no collection to be seen
+    assert sorted({f.line for f in without.errors}) == [3, 4]
+    q = Question("Contradicts?", None, {"deferment": 0, "deferment#page=1": 1}, "c")
+    with pytest.raises(BadInput, match="not both"):
+        retrieval_report(lambda query: ["deferment"], [q], by="page")

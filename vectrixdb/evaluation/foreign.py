@@ -103,7 +103,10 @@ def _chain(first, rest):
 def _is_vecta_header(line: str) -> bool:
     if line.lstrip().startswith(("{", "[")):
         return False
-    header = next(csv.reader([line]), [])
+    try:
+        header = next(csv.reader([line]), [])
+    except csv.Error:  # a bare carriage return inside the line: not a CSV header
+        return False
     return VECTA_COLUMNS <= set(header) and any(k in header for k in VECTA_FIELDS)
 
 

@@ -125,14 +125,29 @@ def _problem(label: str, held: Held) -> str | None:
     return f"{head}; did you mean {guess!r}?{beyond}"
 
 
+def grade_conflicts(q: Question) -> list[str]:
+    """A row that says both "relevant" and "judged not relevant" of the same thing: a whole
+    document graded 0 with a page or chunk of it graded above 0, or graded above 0 (so that any of
+    its pages counts) with a page or chunk of it graded 0."""
+    whole = {label: grade for label, grade in q.graded() if label == label_document(label)}
+    out = []
+    for label, grade in q.graded():
+        doc = label_document(label)
+        if label != doc and doc in whole and (grade > 0) != (whole[doc] > 0):
+            out.append(f"{label!r} has grade {grade:g} but the whole document {doc!r} has grade {whole[doc]:g}: a "
+                       "label is judged relevant or not relevant, not both; grade the parts or the document")
+    return out
+
+
 def refuse_bad_labels(questions: list[Question], db: Any = None) -> None:
     """Raise BadInput listing every label that would be scored as a silent miss: a misspelt `#`
     page anchor always, and, given a collection, anything it does not hold (see above)."""
     held = Held(db) if db is not None else None
     bad, said = [], set()
     for q in questions:
-        for label in q.expected:
-            message = anchor_problem(label) or (_problem(label, held) if held is not None else None)
+        messages = [anchor_problem(label) or (_problem(label, held) if held is not None else None)
+                    for label in q.expected] + grade_conflicts(q)
+        for message in messages:
             if message and f"{q.key()}: {message}" not in said:
                 said.add(f"{q.key()}: {message}")
                 bad.append(f"{f'line {q.line} ({q.key()})' if q.line else q.key()}: {message}")

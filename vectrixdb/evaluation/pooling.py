@@ -26,12 +26,12 @@ from typing import Any, Mapping
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import labels as L
-from vectrixdb.evaluation.golden import Question, label_document, questions_of, split_label
+from vectrixdb.evaluation.golden import Question, label_document, provenance, questions_of, split_label
 from vectrixdb.evaluation.report import KINDS, Kind, Report, now, register
 
 DEPTH = 10
 if "pool" not in KINDS:  # report.py registers it, so that a saved pool loads before this module is imported
-    register(Kind("pool", "retrieval", None, questions=None))
+    register(Kind("pool", "retrieval", "vectrixdb.evaluation.pooling:pool_plot", questions=None))
 GRAINS = ("doc", "page", "chunk")
 
 
@@ -50,7 +50,8 @@ def pool(runs: Mapping[str, Any], questions: Any, *, depth: int = DEPTH, by: str
     depth = int(depth)
     if depth < 1:
         raise BadInput(f"depth counts results from 1, not {depth}")
-    questions = questions_of(questions, collection)
+    golden, questions = questions, questions_of(questions, collection)
+    inputs = provenance(golden, questions, collection)
     warnings: list[str] = []
     found: dict[tuple[str, str], dict[str, int]] = {}
     contributed = {}
@@ -78,7 +79,7 @@ def pool(runs: Mapping[str, Any], questions: Any, *, depth: int = DEPTH, by: str
               "pooled": len(rows), "pooled_questions": len({r["id"] for r in rows}), "first_found": contributed,
               "order": "found by more runs first, then best rank, then question order",
               "warnings": warnings}
-    return Report("pool", values, frame, started=started)
+    return Report("pool", values, frame, started=started, meta=inputs)
 
 
 def _judged(q: Question, by: str):
@@ -219,3 +220,25 @@ def draft_rows(report: Report, questions: Any) -> list[Question]:
 
 def _number(grade: float) -> int | float:
     return int(grade) if float(grade).is_integer() else grade
+
+
+def pool_plot(report: Report, ax=None):
+    """Per run: the pooled results it found, split into those no other run found and the shared."""
+    from vectrixdb.plotting import _figure
+
+    fig, ax = _figure(ax)
+    names = list(report["runs"])
+    rows = report.frame.to_dict("records") if report.frame is not None else []
+    alone = [sum(1 for r in rows if r["found_by"] == [n]) for n in names]
+    shared = [sum(1 for r in rows if n in r["found_by"] and len(r["found_by"]) > 1) for n in names]
+    ax.barh(names, alone, label="found by this run only")
+    ax.barh(names, shared, left=alone, label="found by other runs too", alpha=0.6)
+    ax.invert_yaxis()
+    ax.set_xlabel("unjudged results in the pool")
+    ax.set_title(f"pool to depth {report['depth']} by {report['by']}: {report['pooled']} unjudged results over "
+                 f"{report['pooled_questions']} of {report['questions']} questions")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
+    return fig

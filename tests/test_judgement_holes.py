@@ -94,6 +94,10 @@ def test_bpref_and_condensed_ndcg_equal_pytrec_eval_on_trec_evals_test_data(name
         assert table.loc[q, "bpref"] == pytest.approx(theirs[q]["bpref"], abs=1e-12)
         assert table.loc[q, "ndcg_judged@10"] == pytest.approx(condensed[q]["ndcg_cut_10"], abs=1e-12)
         assert table.loc[q, "ndcg@10"] == pytest.approx(theirs[q]["ndcg_cut_10"], abs=1e-12)
+    top5 = {q: dict(sorted(r.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:5]) for q, r in run.items()}
+    cut = pytrec_eval.RelevanceEvaluator(qrels, {"bpref"}).evaluate(top5)  # bpref@5: trec_eval -M 5
+    at5 = metric_table(run, qrels, ["bpref@5"])
+    assert all(at5.loc[q, "bpref@5"] == pytest.approx(cut[q]["bpref"], abs=1e-12) for q in cut)
     if name == "test":  # trec_eval's own output for these files, test/out.test and out.test.aq
         assert round(table["bpref"].mean(), 4) == 0.1981
         assert [round(table.loc[q, "bpref"], 4) for q in ("301", "302", "303")] == [0.1230, 0.4712, 0.0]

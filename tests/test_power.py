@@ -101,6 +101,12 @@ def test_the_power_function_is_the_paired_t_tests_and_the_normal_formula_in_the_
     assert normal <= need <= normal + 3
     assert power_at(delta, sd, need) >= 0.8 > power_at(delta, sd, need - 1)
     assert questions_for(0.1, 0.3, power=0.9) > questions_for(0.1, 0.3, power=0.8) > questions_for(0.2, 0.3)
+    # 100,000 questions at alpha 0.005 (ten measures): scipy's noncentral t gives NaN far in a tail there
+    big = detectable_difference(np.random.default_rng(0).normal(0, 0.2, 100_000), alpha=0.005)
+    normal_big = (norm.ppf(1 - 0.0025) + norm.ppf(0.8)) * big["sd"] / math.sqrt(100_000)
+    assert big["detectable"] == pytest.approx(normal_big, rel=1e-3)
+    yes_no = detectable_difference(np.r_[np.ones(10_000), -np.ones(10_000), np.zeros(80_000)], alpha=0.005)
+    assert yes_no["model"] == "exact McNemar" and 0 < yes_no["detectable"] < 0.2
 
 
 def test_too_few_questions_no_spread_and_no_questions_say_why_never_a_number():

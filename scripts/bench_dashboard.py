@@ -11,6 +11,16 @@ each save is a new run with its own id). Measured, each the median of 5 on a war
   server and a later one; the page holds all 1,000 rows.
 
 The server's listing is checked equal to list_runs before anything is timed.
+
+`--large` measures one large run instead -> benchmarks/dashboard_large.json: a RAG evaluation of
+10,000 questions (5 passages and an answer each, a function as the judge), run unsaved and with
+save_to= (report.json writes counted), then over HTTP from uvicorn on 127.0.0.1 the run page, a
+question's page, the certificate PDF, the offline copy, and /experiments pairing it with a second
+10,000-question run: each request's first answer (the run loaded and drawn) and a later one. The
+same saving is timed at 1,000 questions, the size the issue measured (135 s saved, 0.4 s not).
+`--large --pages-only` times the pages again over the folder a previous `--large` left
+($VECTRIXDB_BENCH_FOLDER). `--large --before TREE` times only what a checkout at TREE (e.g. `git archive HEAD~1`) does with
+the same folder, for the figures before a change.
 """
 from __future__ import annotations
 
@@ -125,5 +135,105 @@ def main() -> None:
     print(json.dumps(result, indent=2))
 
 
+LARGE = 10_000
+LARGE_OUT = ROOT / "benchmarks" / "dashboard_large.json"
+
+
+def large_questions(n: int):
+    from vectrixdb.evaluation import Question
+
+    return [Question(f"question {i}: what does document {i % 50} say on page {i % 9 + 1}?", f"answer {i}",
+                     (f"doc{i % 50}.pdf#page={i % 9 + 1}",), f"q{i}") for i in range(n)]
+
+
+def large_system(shift: int):
+    def system(q):
+        n = int(q.split()[1].rstrip(":"))
+        hits = [{"chunk_id": f"doc{(n + j * shift) % 50}.pdf::{j}", "doc_id": f"doc{(n + j * shift) % 50}.pdf",
+                 "pages": [(n + j) % 9 + 1], "text": f"passage {j} for question {n} " * 6} for j in range(5)]
+        return hits, f"answer {n if n % (3 + shift) else n + 1}"
+    return system
+
+
+def large_judge(metric, question, reference, answer, sources):
+    return float(reference == answer), f"{metric}: compared with {reference!r}"
+
+
+def timed_run(n: int, save_to: str | None, shift: int = 1) -> tuple[float, str | None, int]:
+    """Seconds of run_evaluation over n questions, its run id, and how often report.json was written."""
+    from vectrixdb import io as vio
+    from vectrixdb.evaluation import run_evaluation
+
+    real, writes = vio.overwrite_owned, []
+    vio.overwrite_owned = lambda path, data: (writes.append(path), real(path, data))
+    try:
+        start = time.perf_counter()
+        report = run_evaluation(large_system(shift), large_questions(n), judge=large_judge, k=5, save_to=save_to)
+        return time.perf_counter() - start, report.get("run_id"), len(writes)
+    finally:
+        vio.overwrite_owned = real
+
+
+def page_times(folder: str, a: str, b: str) -> dict:
+    import httpx
+
+    routes = {"run_page": f"/runs/{a}", "question_page": f"/runs/{a}/question?id=q{LARGE // 2}",
+              "certificate_pdf": f"/runs/{a}/certificate.pdf", "offline_html": f"/runs/{a}/offline.html",
+              "experiments": f"/experiments?a={a}&b={b}", "list": "/"}
+    server, url = serve(folder)
+    out: dict = {}
+    try:
+        with httpx.Client(base_url=url.rstrip("/"), timeout=3600) as client:
+            for name, route in routes.items():
+                start = time.perf_counter()
+                got = client.get(route)
+                first = time.perf_counter() - start
+                assert got.status_code == 200, (route, got.status_code, got.text[-300:])
+                out[name] = {"first": first, "later": timed(lambda: client.get(route), repeat=3),
+                             "bytes": len(got.content)}
+    finally:
+        server.should_exit = True
+        time.sleep(0.5)
+    return out
+
+
+def large(before: str | None) -> None:
+    os.environ.setdefault("VECTRIXDB_HOME", tempfile.mkdtemp(prefix="vhome-"))
+    folder = os.environ.get("VECTRIXDB_BENCH_FOLDER") or tempfile.mkdtemp(prefix="dash-large-")
+    ids_file = Path(folder) / "ids.json"
+    if before:  # the same folder through another checkout's code: its pages only
+        sys.path.insert(0, str(Path(before).resolve()))
+        ids = json.loads(ids_file.read_text())
+        print(json.dumps(page_times(folder, ids["a"], ids["b"]), indent=2))
+        return
+    if "--pages-only" in sys.argv:  # the saved runs of a previous --large in the same folder, pages again
+        ids, result = json.loads(ids_file.read_text()), json.loads(LARGE_OUT.read_text())
+        result["pages"] = page_times(folder, ids["a"], ids["b"])
+        LARGE_OUT.write_text(json.dumps(result, indent=2) + "\n")
+        print(json.dumps(result, indent=2))
+        return
+    seconds: dict = {}
+    seconds["run_1000_unsaved"], _, _ = timed_run(1000, None)
+    seconds["run_1000_saved"], _, writes_1000 = timed_run(1000, tempfile.mkdtemp(prefix="dash-1000-"))
+    seconds["run_10000_unsaved"], _, _ = timed_run(LARGE, None)
+    seconds["run_10000_saved"], a, writes = timed_run(LARGE, folder)
+    _, b, _ = timed_run(LARGE, folder, shift=2)
+    ids_file.write_text(json.dumps({"a": a, "b": b}))
+    pages = page_times(folder, a, b)
+    size = os.path.getsize(next(Path(folder).glob(f"*/runs/{a}/report.json")))
+    result = {"what": f"one RAG evaluation of {LARGE:,} questions (5 passages and an answer each): saving it as it "
+                      "runs, and its pages, PDF and offline copy from the dashboard",
+              "how": "scripts/bench_dashboard.py --large: run_evaluation timed once each; each route over HTTP from "
+                     "uvicorn on 127.0.0.1: the first request (loads and draws the run) and the median of 3 later ones",
+              "report_json_bytes": size, "report_json_writes": {"1000_questions": writes_1000, "10000_questions": writes},
+              "seconds": seconds, "pages": pages,
+              "versions": versions("vectrixdb", "pandas", "fastapi", "uvicorn", "jinja2", "reportlab")}
+    LARGE_OUT.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
 if __name__ == "__main__":
-    main()
+    if "--large" in sys.argv:
+        large(sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None)
+    else:
+        main()

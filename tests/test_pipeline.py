@@ -88,7 +88,7 @@ def test_lifecycle_completed_and_failed_halfway_with_results_so_far(tmp_path):
     runs = list_runs(str(tmp_path), "evaluation").set_index("name")
     assert runs.loc["baseline", "status"] == "completed" and runs.loc["broken", "status"] == "failed"
     assert runs.loc["baseline", "type"] == "Retrieval" and runs.loc["baseline", "questions"] == 3
-    assert runs.loc["baseline", "doc_f1"] == pytest.approx(done["levels"]["doc"]["f1"])
+    assert runs.loc["baseline", "doc_f1@10"] == pytest.approx(done["levels"]["doc"]["f1"])  # set F1 names its k
     failed = load_run(str(tmp_path), runs.loc["broken", "run_id"])
     assert failed.meta["status"] == "failed" and "index went away" in failed.meta["error"]
     assert list(failed.frame.index) == ["staff"]  # the results reached before it failed
@@ -164,3 +164,71 @@ def test_a_dead_run_whose_pid_now_belongs_to_another_process_is_failed(tmp_path)
         other.wait(30)
     assert effective_status({**saved, "pid": 2 ** 62})[0] == "failed"  # no such process (and no overflow)
     assert effective_status({**saved, "status": "completed"}) == ("completed", None)
+
+
+def test_saving_writes_report_json_a_fixed_number_of_times_and_logs_each_question(tmp_path, monkeypatch):
+    """report.json is written pending, running and completed, however many questions; each question in
+    between is one appended line (so a question costs the same at 10 as at 10,000)."""
+    from vectrixdb import io as vio
+    from vectrixdb.evaluation import progress
+
+    qs = [Question(f"q{i}", f"answer {i}", [f"d{i % 7}"], f"q{i}") for i in range(200)]
+    writes, logged, real_write, real_append = [], [], vio.overwrite_owned, progress.append
+    monkeypatch.setattr(vio, "overwrite_owned", lambda path, data: (writes.append(str(path)), real_write(path, data)))
+    monkeypatch.setattr(progress, "append", lambda path, n, record: (logged.append(n), real_append(path, n, record)))
+    saved = run_evaluation(lambda q: (["d1", "d2"], f"answer {q[1:]}"), qs, judge=judge, save_to=str(tmp_path))
+    assert len(writes) == 3 and all(w.endswith("report.json") for w in writes)
+    assert logged == list(range(1, 201))
+    (run_dir,) = (tmp_path / "evaluations" / "runs").iterdir()
+    assert not (run_dir / "progress.jsonl").exists()  # the completed report.json holds everything it logged
+    back = load_run(str(tmp_path), saved["run_id"])
+    assert back.meta["status"] == "completed" and len(back.frame) == 200
+    assert back["metrics"]["accuracy"] == pytest.approx(saved["metrics"]["accuracy"])
+
+
+KILLED = """
+import sys, time
+sys.path.insert(0, {root!r})
+from vectrixdb.evaluation import Question, run_evaluation
+qs = [Question(f"q{{i}}", f"answer {{i}}", [f"d{{i}}"], f"q{{i}}") for i in range(6)]
+def system(q):
+    if q == "q4":
+        print("stuck", flush=True)
+        time.sleep(600)
+    return ([f"d{{q[1:]}}"] if q in ("q0", "q2") else ["x"], f"answer {{q[1:]}}")
+def judge(metric, question, reference, answer, sources):
+    return float(reference in answer), "ok"
+run_evaluation(system, qs, judge=judge, save_to=sys.argv[1], name="killed")
+"""
+
+
+def test_a_running_and_then_killed_run_shows_every_question_it_recorded(tmp_path):
+    """While running, list_runs and load_run show the questions reached (from the progress log);
+    after kill -9 the run is failed and still holds them; a line cut short is left out."""
+    from vectrixdb.server.listing import Runs
+
+    proc = subprocess.Popen([sys.executable, "-c", KILLED.format(root=str(ROOT)), str(tmp_path)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "stuck"
+        (running,) = list_runs(str(tmp_path)).itertuples()
+        assert running.status == "running" and running.questions == 4
+        assert list_runs(str(tmp_path)).loc[0, "doc_f1@10"] == pytest.approx(0.5)  # q0 and q2 of q0..q3 found theirs
+        import pandas as pd
+
+        pd.testing.assert_frame_equal(Runs(str(tmp_path)).frame(), list_runs(str(tmp_path)))
+        live = load_run(str(tmp_path), running.run_id)
+        assert live.meta["status"] == "running" and list(live.frame.index) == ["q0", "q1", "q2", "q3"]
+        assert live["metrics"]["accuracy"] == 1.0 and live["questions"] == 4 and live["of"] == 6
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    (log,) = tmp_path.glob("evaluations/runs/*/progress.jsonl")
+    with open(log, "ab") as fh:
+        fh.write(b'{"t": 1, "row": {"id": "q4", "question": "q4"')  # what a kill mid-write leaves
+    dead = load_run(str(tmp_path), running.run_id)
+    assert dead.meta["status"] == "failed" and "ended without finishing" in dead.meta["error"]
+    assert list(dead.frame.index) == ["q0", "q1", "q2", "q3"] and dead["levels"]["doc"]["f1"] == pytest.approx(0.5)
+    assert any("4 of 6 questions were recorded" in w for w in dead["warnings"])
+    (row,) = list_runs(str(tmp_path)).itertuples()
+    assert row.status == "failed" and row.questions == 4

@@ -4,6 +4,7 @@ import io
 import socket
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pandas as pd
@@ -12,6 +13,8 @@ from pypdf import PdfReader
 
 from tests.dashboard_runs import SCRIPT_QUESTION, chromium_path, shared_folder
 from vectrixdb.evaluation import list_runs
+
+LOCAL = "http://127.0.0.1"  # the dashboard answers only to its own host names (server/guard.py)
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +218,7 @@ def test_every_route_is_read_only_and_the_listing_equals_list_runs(runs):
     for route in app.routes:
         assert set(getattr(route, "methods", None) or {"GET"}) <= {"GET", "HEAD"}, route.path
     pd.testing.assert_frame_equal(Runs(folder).frame(), list_runs(folder))
-    client = TestClient(app)
+    client = TestClient(app, base_url=LOCAL)
     assert client.get("/?sort=doc_f1").status_code == 200
     pd.testing.assert_frame_equal(app.state.runs.frame(), list_runs(folder))  # a page load leaves the listing as read
     assert client.get(f"/runs/{ids['experiment']}").status_code == 200
@@ -239,7 +242,7 @@ def test_the_dashboard_reads_a_folder_on_an_object_store(runs, store, request):
     if not fs.exists(inner + "/evaluations"):
         fs.put(folder + "/", inner + "/", recursive=True)
     pd.testing.assert_frame_equal(Runs(remote).frame(), list_runs(remote))
-    client = TestClient(create_app(remote))
+    client = TestClient(create_app(remote), base_url=LOCAL)
     home = client.get("/")
     assert home.status_code == 200 and home.text.count("<tr data-run=") == len(list_runs(folder))
     assert "rag pipeline" in client.get(f"/runs/{ids['rag']}").text
@@ -262,7 +265,7 @@ def test_vectrixdb_serve_binds_loopback_unless_told(runs, tmp_path):
     port = free_port()
     code = ("import typer, sys; from vectrixdb import cli_serve; app = typer.Typer(); cli_serve.register(app); "
             "app(sys.argv[1:])")
-    proc = subprocess.Popen([sys.executable, "-c", code, "serve", runs[0], "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-c", code, "serve", runs[0], "--port", str(port), "--host-name", "dash.lan"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
@@ -276,6 +279,9 @@ def test_vectrixdb_serve_binds_loopback_unless_told(runs, tmp_path):
                 assert time.time() < deadline and proc.poll() is None, proc.stderr.read()
                 time.sleep(0.2)
         assert got.status_code == 200 and runs[1]["rag"] in got.text
+        named = httpx.get(f"http://127.0.0.1:{port}/", headers={"Host": f"dash.lan:{port}"}, timeout=10)
+        other = httpx.get(f"http://127.0.0.1:{port}/", headers={"Host": f"evil.example:{port}"}, timeout=10)
+        assert named.status_code == 200 and other.status_code == 421 and "DNS rebinding" in other.text
         with socket.socket() as s:  # nothing listens on the other addresses of this machine
             s.settimeout(2)
             outside = socket.gethostbyname(socket.gethostname())
@@ -284,3 +290,187 @@ def test_vectrixdb_serve_binds_loopback_unless_told(runs, tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_only_its_own_host_is_answered_and_pages_cannot_be_framed(server, runs):
+    """DNS rebinding: a request naming another host is refused over real HTTP; every answer carries
+    a Content-Security-Policy with frame-ancestors 'none' and X-Frame-Options."""
+    from vectrixdb.server.guard import allowed_hosts, host_of
+
+    _, ids = runs
+    port = server.rsplit(":", 1)[1]
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "LOCALHOST.", "127.0.0.1"):
+        got = httpx.get(server + f"/runs/{ids['rag']}", headers={"Host": host}, timeout=30)
+        assert got.status_code == 200, host
+        assert "frame-ancestors 'none'" in got.headers["content-security-policy"]
+        assert "script-src" not in got.headers["content-security-policy"]  # default-src 'none': no script at all
+        assert got.headers["x-frame-options"] == "DENY" and got.headers["x-content-type-options"] == "nosniff"
+    for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", "10.0.0.5", "[::2]:80", "",
+                 "localhost.evil.example"):
+        got = httpx.get(server + "/", headers={"Host": host}, timeout=30)
+        assert got.status_code == 421 and "DNS rebinding" in got.text and "--host-name" in got.text, host
+        assert got.headers["x-frame-options"] == "DENY" and "<tr data-run" not in got.text
+    conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)  # no Host header at all
+    conn.putrequest("GET", "/", skip_host=True)
+    conn.endheaders()
+    assert conn.getresponse().status in (400, 421)
+    conn.close()
+    for path in ("/static/style.css", f"/runs/{ids['rag']}/certificate.pdf", "/no/such/page"):
+        got = httpx.get(server + path, timeout=60)
+        assert "frame-ancestors 'none'" in got.headers["content-security-policy"], path
+    assert host_of("[::1]:8000") == "::1" and host_of("a.b:80") == "a.b"
+    assert allowed_hosts("127.0.0.1", ["Dash.LAN"]) == {"127.0.0.1", "localhost", "::1", "dash.lan"}
+    assert allowed_hosts("192.168.1.4") == {"192.168.1.4"}
+
+
+# (where, what): each of these report.json contents must not take any page down
+BAD_FILES = {"empty list": b"[]", "null": b"null", "a string": b'"report"', "a number": b"42", "empty": b"",
+             "not utf-8": b'{"kind": "evaluation", "values": {"name": "\xff\xfe"}}',
+             "200,000 deep": b"[" * 200_000 + b"]" * 200_000,
+             "200,000 deep values": b'{"kind": "evaluation", "values": ' + b"[" * 200_000 + b"]" * 200_000 + b"}",
+             "cut short": None}  # None: the good file's first half
+
+
+def _damage(good: dict, where: str, value) -> bytes:
+    import copy
+    import json
+
+    data = copy.deepcopy(good)
+    *path, last = where.split(".")
+    target = data
+    for part in path:
+        target = target[int(part)] if isinstance(target, list) else target[part]
+    if isinstance(target, list):
+        target[int(last)] = value
+    else:
+        target[last] = value
+    return json.dumps(data, indent=2, allow_nan=True).encode()
+
+
+def _routes(bad: str, ids: dict) -> list[str]:
+    return ["/", "/?sort=doc_f1", "/?state=unreadable", f"/runs/{bad}", f"/runs/{bad}/question?id=s1",
+            f"/runs/{bad}/certificate.pdf", f"/runs/{bad}/offline.html", "/evaluate", "/evaluate?tab=chunking",
+            f"/evaluate?run={bad}", f"/experiments?a={bad}&b={ids['better']}",
+            f"/experiments?a={ids['retrieval']}&b={bad}"]
+
+
+def _check_folder(folder: str, bad: str, ids: dict) -> dict:
+    """Every route answers (never 500); the good runs' pages work; the listing equals list_runs."""
+    from fastapi.testclient import TestClient
+
+    from vectrixdb.server import create_app
+    from vectrixdb.server.listing import Runs
+
+    client = TestClient(create_app(folder), base_url=LOCAL, raise_server_exceptions=False)
+    for route in _routes(bad, ids):
+        got = client.get(route)
+        assert got.status_code in (200, 400, 404, 422), (route, got.status_code, got.text[-400:])
+    for name in ("rag", "retrieval", "chunking"):
+        assert client.get(f"/runs/{ids[name]}").status_code == 200, name
+    assert client.get(f"/runs/{ids['rag']}/certificate.pdf").content.startswith(b"%PDF")
+    pd.testing.assert_frame_equal(Runs(folder).frame(), list_runs(folder))
+    (row,) = [r for r in list_runs(folder).to_dict(orient="records") if r["run_id"] == bad]
+    return row
+
+
+@pytest.fixture(scope="module")
+def damaged(runs, tmp_path_factory):
+    """A copy of the runs folder with one run (a copy of the RAG run) to damage, and that run's good JSON."""
+    import json
+    import shutil
+
+    folder, ids = runs
+    copy = str(tmp_path_factory.mktemp("damaged") / "runs")
+    shutil.copytree(folder, copy)
+    source = next(Path(copy).glob(f"*/runs/{ids['rag']}"))
+    target = source.parent / "20000101T000000Z-bad000"
+    shutil.copytree(source, target)
+    good = json.loads((target / "report.json").read_text())
+    return copy, target / "report.json", good
+
+
+def test_a_damaged_report_is_listed_unreadable_with_why_and_every_other_page_works(runs, damaged):
+    import json
+
+    from markupsafe import escape
+
+    folder, path, good = damaged
+    _, ids = runs
+    bad = path.parent.name
+    cases = dict(BAD_FILES)
+    cases["cut short"] = json.dumps(good).encode()[:4000]
+    cases["levels as a list"] = _damage(good, "values.levels", [0.5, 0.5])
+    cases["a NaN figure"] = _damage(good, "values.levels.doc.f1", float("nan"))
+    cases["a string figure"] = _damage(good, "values.metrics.accuracy", "high")
+    cases["k keyed by words"] = _damage(good, "values.recall", {"ten": 0.5})
+    cases["best a string"] = _damage(good, "values.best", "recursive")
+    cases["an unknown kind"] = _damage(good, "kind", "nonsense")
+    cases["rows of numbers"] = _damage(good, "tables.frame.data", [1, 2])
+    cases["a list column holding a number"] = _damage(good, "tables.frame.data.0.doc expected", 7)
+    try:
+        for name, raw in cases.items():
+            path.write_bytes(raw)
+            row = _check_folder(folder, bad, ids)
+            in_tables = name in ("a list column holding a number", "rows of numbers")  # a listing reads no table
+            if not in_tables:
+                assert row["status"] == "unreadable" and row["error"], name
+            from vectrixdb.evaluation.saved import UnreadableRun
+
+            with pytest.raises(UnreadableRun) as caught:
+                from vectrixdb.evaluation import load_run
+
+                load_run(folder, bad)
+            from fastapi.testclient import TestClient
+
+            from vectrixdb.server import create_app
+
+            client = TestClient(create_app(folder), base_url=LOCAL)
+            page = client.get(f"/runs/{bad}")
+            assert page.status_code == 422 and "cannot be read" in page.text, name
+            assert str(escape(caught.value.reason)) in page.text, name
+            listing = client.get("/?state=unreadable").text
+            assert in_tables or (f'data-run="{bad}"' in listing and "cannot be read:" in listing), name
+    finally:
+        path.write_text(json.dumps(good, indent=2))
+    assert _check_folder(folder, bad, ids)["status"] == "completed"
+
+
+def _paths(value, prefix=""):
+    """Every dotted path in a JSON value (list items by position), for mutating one of them."""
+    out = []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+    for key, child in items:
+        here = f"{prefix}{key}"
+        if "." not in str(key):
+            out.append(here)
+            out += _paths(child, here + ".")
+    return out
+
+
+def test_mutated_report_files_never_take_any_route_down(runs, damaged):
+    """Hypothesis: one field anywhere in a good report.json replaced by a value of another type
+    (null, a bool, a number, NaN, infinity, text, a list, an object): every route still answers."""
+    import json
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    folder, path, good = damaged
+    _, ids = runs
+    bad = path.parent.name
+    paths = _paths(good)
+    values = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**12), st.floats(allow_nan=True, allow_infinity=True),
+                       st.text(max_size=6), st.just([]), st.just({}),
+                       st.lists(st.one_of(st.integers(), st.text(max_size=3)), max_size=3),
+                       st.dictionaries(st.text(max_size=4), st.one_of(st.integers(), st.text(max_size=3)), max_size=3))
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(where=st.sampled_from(paths), value=values)
+    def attack(where, value):
+        path.write_bytes(_damage(good, where, value))
+        _check_folder(folder, bad, ids)
+
+    try:
+        attack()
+    finally:
+        path.write_text(json.dumps(good, indent=2))

@@ -1,6 +1,6 @@
 """`vectrixdb serve` (the dashboard) and `vectrixdb export` (the certification PDF / offline HTML).
 
-    vectrixdb serve [FOLDER] [--port 8000] [--host 127.0.0.1] [--sla sla.yaml]
+    vectrixdb serve [FOLDER] [--port 8000] [--host 127.0.0.1] [--host-name NAME ...] [--sla sla.yaml]
     vectrixdb export RUN --folder FOLDER --pdf out.pdf [--html out.html] [--sla sla.yaml]
 
 Kept apart from cli.py so the dashboard's dependencies (fastapi, uvicorn, jinja2, reportlab: the
@@ -31,18 +31,24 @@ def _require() -> None:
 def serve(folder: str = typer.Argument(".", help="folder of runs: a path, s3://bucket/prefix or a Blob address"),
           port: int = typer.Option(8000, help="port to listen on"),
           host: str = typer.Option("127.0.0.1", help="address to bind; only this machine can connect unless told"),
+          host_name: Optional[list[str]] = typer.Option(
+              None, "--host-name", help="a name the dashboard is reached by (repeat for more); requests naming "
+                                        "any other host are refused, against DNS rebinding"),
           sla: Optional[str] = typer.Option(None, help="SLA thresholds, a JSON or YAML file (defaults when none)")):
     """Serve the dashboard (read only) over a folder of saved runs."""
     _require()
     import uvicorn
 
     from vectrixdb.server import create_app
+    from vectrixdb.server.guard import allowed_hosts
 
-    app = create_app(folder, sla=sla)
+    hosts = allowed_hosts(host, host_name or ())
+    app = create_app(folder, sla=sla, hosts=hosts)
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"vectrixdb dashboard for {folder} on http://{shown}:{port}/ (read only; Ctrl-C stops it)")
     if host not in ("127.0.0.1", "localhost", "::1"):
-        typer.echo(f"note: bound to {host}, so other machines can read these runs", err=True)
+        typer.echo(f"note: bound to {host}, so other machines can read these runs; it answers to the host names "
+                   f"{', '.join(sorted(hosts))} (add others with --host-name)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

@@ -106,8 +106,8 @@ def misses(report) -> list[dict[str, Any]]:
         out.append({"title": str(miss.get("id")), "lines": lines})
     if report.kind != "evaluation" or table is None:
         return out
-    for qid in table.index:
-        q = views.question_detail(report, str(qid))
+    for q in views.question_details(report):  # one pass over the table: linear in the questions
+        qid = q["id"]
         missed = [level for level in q["levels"] if level["missed"]]
         wrong = [j for j in q["judged"] if j["value"] is not None and j["value"] < 1]
         if not missed and not wrong:
@@ -146,7 +146,7 @@ def html_text(report, *, sla: Any = None) -> str:
                   warnings=report.get("warnings") or [], grade=certify.grade(report, rules),
                   sla=certify.compliance(report, rules), sla_source=source, rule=certify.GRADE_RULE,
                   chunking=views.chunking_view(report) if report.kind == "chunking" else None,
-                  questions=[views.question_detail(report, i) for i in ids],
+                  questions=list(views.question_details(report, MAX_OFFLINE_QUESTIONS)),
                   more=(len(table) - len(ids)) if table is not None else 0)
 
 

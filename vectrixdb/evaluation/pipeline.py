@@ -20,7 +20,10 @@ unscorable judgement is counted, never averaged in.
 
 With save_to, the run is saved under evaluations/runs/<id>/ as it goes: pending, then running with
 the questions reached so far, then completed, or failed with the error (the exception is raised
-after it is recorded).
+after it is recorded). report.json is written three times (pending, running after the
+first question, the end); each question in between is one line appended to the run's progress
+log (evaluation/progress.py), so saving costs the same per question however long the run is, and
+a run killed half way loads with every question it fully recorded (progress_report).
 """
 from __future__ import annotations
 
@@ -79,9 +82,15 @@ def run_evaluation(system: Callable[[str], Any], questions: Any, *, judge: Any =
             cells = [Cell(_call, {}, (system, q.question), (q.key(),), keep=False) for q in questions]
             answers = run_cells(cells, executor, desc="questions")
         for i, q in enumerate(questions):
+            judged = len(state["judged"])
             _one(q, system(q.question) if answers is None else answers[i], judge, k, state)
-            if live:
-                live.write(_report(state, questions, judge, before, k, name, started, confidence, inputs), "running")
+            if live:  # one line per question; report.json itself only once, after the first
+                live.append({"row": state["rows"][-1], "judged": state["judged"][-1] if len(state["judged"]) > judged
+                             else None})
+                if i == 0:
+                    running = _report(state, questions, judge, before, k, name, started, confidence, inputs)
+                    running["confidence"] = confidence
+                    live.write(running, "running")
         report = _report(state, questions, judge, before, k, name, started, confidence, inputs)
         if live:
             live.write(report, "completed")
@@ -175,6 +184,61 @@ def _report(state: dict, questions: list, judge: Any, before: dict | None, k: in
     report = Report("evaluation", values, frame, started=started, meta=inputs)
     report.meta["duration_s"] = round(time.time() - started, 3)
     return report
+
+
+def progress_values(values: dict, records: list[dict], *, intervals: bool = False) -> dict[str, Any]:
+    """The values of a run not finished, from its running report.json's values and its progress
+    log's records (evaluation/progress.py); bootstrap intervals only when asked (load_run asks)."""
+    state = _state(values, records)
+    out = {key: values.get(key) for key in ("type", "name", "k", "of", "judge") if key in values}
+    out["questions"] = len(state["rows"])
+    if state["kind"] in ("retrieval", "rag"):
+        out["levels"] = {level: _means(state["rows"], level) for level in ("doc", "page", "chunk")}
+    if state["kind"] in ("generation", "rag"):
+        confidence = values.get("confidence") if isinstance(values.get("confidence"), float) else 0.95
+        if intervals:
+            summary = summarize(state["judged"], GENERATION_METRICS, repeats=1, confidence=confidence)
+            out.update({"metrics": summary["metrics"], "ci": summary["ci"], "outcomes": summary["outcomes"]})
+        else:
+            out["metrics"] = {m: _mean_of([j.get(m) for j in state["judged"]]) for m in GENERATION_METRICS}
+    out["warnings"] = [f"rebuilt from the progress log: {len(state['rows'])} of {values.get('of')} questions were "
+                       "recorded; what the model cost is known only when a run ends"]
+    return out
+
+
+def progress_report(report: Report, records: list[dict]) -> Report:
+    """A run not finished as a Report: the questions its progress log holds, their figures and rows."""
+    import pandas as pd
+
+    state = _state(dict(report), records)
+    values = progress_values(dict(report), records, intervals=True)
+    frame = pd.DataFrame(state["rows"]).set_index("id") if state["rows"] else None
+    out = Report("evaluation", values, frame, meta=dict(report.meta))
+    return out
+
+
+def _state(values: dict, records: list[dict]) -> dict[str, Any]:
+    """The loop's state again from logged records (null back to NaN where the loop kept NaN)."""
+    kind = {v: k for k, v in TYPES.items()}.get(values.get("type"))
+    rows, judged = [], []
+    for record in records:
+        row = record.get("row")
+        if not isinstance(row, dict) or "id" not in row:
+            continue
+        rows.append({c: (float("nan") if c.endswith(("_precision", "_recall", "_f1")) and not _real(v) else v)
+                     for c, v in row.items()})
+        if isinstance(record.get("judged"), dict):
+            judged.append(record["judged"])
+    return {"kind": kind, "rows": rows, "judged": judged}
+
+
+def _real(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _mean_of(scores: list) -> float | None:
+    kept = [s for s in scores if _real(s)]
+    return float(np.mean(kept)) if kept else None
 
 
 def _means(rows: list[dict], level: str) -> dict[str, float] | None:

@@ -7,12 +7,11 @@ cut-offs under retrieval/, chunking comparisons under chunking/, sweeps under sw
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from vectrixdb import io
 from vectrixdb.errors import NotFound
-from vectrixdb.evaluation.report import KINDS, Report, kind_of, load_report
+from vectrixdb.evaluation.report import KINDS, Report, kind_of
 
 
 def save_run(report: Report, folder: str, kind: str | None = None) -> str:
@@ -34,21 +33,57 @@ def list_runs(folder: str, kind: str | None = None):
     status, started, duration, question count and the headline figures."""
     import pandas as pd
 
+    from vectrixdb.evaluation import progress
+
     rows = []
     for sub in _folders(kind):
         for run_id in io.listdir(io.join(folder, sub, "runs")):
             path = io.join(folder, sub, "runs", run_id, "report.json")
             if not io.exists(path):
                 continue
-            data = json.loads(io.read_bytes(path))
-            if kind in KINDS and data.get("kind") != kind:
+            data, reason = read_head(io.read_bytes(path))
+            if kind in KINDS and (data.get("kind") if isinstance(data, dict) else None) != kind:
                 continue
-            status, _ = effective_status(data)
-            rows.append({"run_id": run_id, "type": _type(data), "kind": data.get("kind"), "status": status,
-                         "name": data.get("name"), "started": data.get("started"), "duration_s": data.get("duration_s"),
-                         "questions": data.get("questions"), **_headline(data.get("values", {}))})
+            rows.append(unreadable_row(run_id, data, reason) if reason else
+                        row_of(run_id, progress.apply_head(data, path)))
     frame = pd.DataFrame(rows)
     return frame.sort_values("run_id", ascending=False).reset_index(drop=True) if rows else frame
+
+
+_TABLES = b'\n  "tables": '
+
+
+def read_head(raw: bytes) -> tuple[Any, str | None]:
+    """(the meta and values of a report.json, None), or (what parsed, why the run cannot be read).
+
+    report.json is written with indent=2 and "tables" last, so the first line that is exactly the
+    top-level key `  "tables": ` ends what a listing needs (a JSON string holds no raw newline, so
+    nothing inside a value looks like it): only that part is parsed when the file has that line."""
+    from vectrixdb.evaluation.saved import check_head, parse
+
+    cut = raw.find(_TABLES)
+    prefix = raw[:cut].rstrip() if cut != -1 else b""
+    if prefix.endswith(b","):
+        data, reason = parse(prefix[:-1] + b"\n}")
+        if reason is None:
+            return data, check_head(data)
+    data, reason = parse(raw)
+    return data, reason or check_head(data)
+
+
+def row_of(run_id: str, data: dict) -> dict[str, Any]:
+    """One listing row of a readable run (list_runs and the dashboard's listing share it)."""
+    status, _ = effective_status(data)
+    return {"run_id": run_id, "type": _type(data), "kind": data.get("kind"), "status": status,
+            "name": data.get("name"), "started": data.get("started"), "duration_s": data.get("duration_s"),
+            "questions": data.get("questions"), **_headline(data.get("values", {}))}
+
+
+def unreadable_row(run_id: str, data: Any, reason: str) -> dict[str, Any]:
+    """The listing row of a run whose report.json cannot be used: its state is `unreadable`, with why."""
+    kind = data.get("kind") if isinstance(data, dict) and isinstance(data.get("kind"), str) else None
+    return {"run_id": run_id, "type": None, "kind": kind if kind in KINDS else None, "status": "unreadable",
+            "name": None, "started": None, "duration_s": None, "questions": None, "error": reason}
 
 
 TYPES = {"retrieval": "Retrieval", "evaluate": "Retrieval", "cutoff": "Retrieval", "sweep": "Chunking",
@@ -111,10 +146,12 @@ def load_run(folder: str, run_id: str, kind: str | None = None) -> Report:
     """A saved run as the Report it was (values, frame, extra tables, meta)."""
     if "/" in run_id or "\\" in run_id or run_id in ("", ".", ".."):
         raise NotFound(f"{run_id!r} is not a run id")
+    from vectrixdb.evaluation import progress
+
     for sub in _folders(kind):
         path = io.join(folder, sub, "runs", run_id, "report.json")
         if io.exists(path):
-            report = load_report(path)
+            report = progress.apply_report(checked_report(run_id, io.read_bytes(path)), path)
             report.meta["status"], error = effective_status(report.meta)
             if error:
                 report.meta["error"] = error
@@ -122,14 +159,39 @@ def load_run(folder: str, run_id: str, kind: str | None = None) -> Report:
     raise NotFound(f"no run {run_id!r} under {folder}")
 
 
+def checked_report(run_id: str, raw: bytes) -> Report:
+    """The Report a report.json holds, checked (evaluation/saved.py); UnreadableRun says why not."""
+    from vectrixdb.evaluation.saved import UnreadableRun, check_frame, check_head, check_tables, parse
+
+    data, reason = parse(raw)
+    reason = reason or check_head(data) or check_tables(data)
+    if reason:
+        raise UnreadableRun(run_id, reason)
+    try:
+        report = Report.from_dict(data)
+    except Exception as exc:  # noqa: BLE001 - pandas' many ways to refuse a table become one reason
+        raise UnreadableRun(run_id, f"its tables cannot be read back ({type(exc).__name__}: {exc})") from None
+    which = KINDS[report.kind].questions
+    for name, frame in [("frame", report.frame)] + list(report.tables.items()):
+        reason = check_frame(name, frame) if frame is not None else None
+        if reason is None and frame is not None and name == ("frame" if which == "frame" else which) \
+                and not frame.index.is_unique:
+            reason = f"question {frame.index[frame.index.duplicated()][0]!r} appears twice in its table {name!r}"
+        if reason:
+            raise UnreadableRun(run_id, reason)
+    return report
+
+
 STALE_SECONDS = 15 * 60  # a run on another machine with no sign of life for this long has died
 
 
 class LiveRun:
-    """A run saved as it goes: `pending` when created, `running` with the results reached so far
-    after each question, then `completed` or `failed` (with the error). report.json is rewritten in
-    one step each time (it is the library's own file). It records the process and a heartbeat, so a
-    run whose process died is shown as failed, not running forever."""
+    """A run saved as it goes: `pending` when created, `running`, then `completed` or `failed` (with
+    the error). report.json is rewritten in one step each time (it is the library's own file), a few
+    times per run; `append` records each question in between in the run's progress log
+    (evaluation/progress.py: constant cost per question), which load_run and the listings apply.
+    It records the process and a heartbeat (each write, each logged question), so a run whose
+    process died is shown as failed, not running forever."""
 
     def __init__(self, folder: str, kind: str, name: str | None = None):
         import os
@@ -151,6 +213,19 @@ class LiveRun:
         if error is not None:
             report.meta["error"] = error
         io.overwrite_owned(self.path, report.to_json() + "\n")
+        if status in ("completed", "failed"):  # report.json now holds all the log recorded
+            from vectrixdb.evaluation import progress
+
+            progress.clear(self.path)
+
+    def append(self, record: dict) -> None:
+        """Record one question's results (and the time: a heartbeat) without rewriting report.json."""
+        import time
+
+        from vectrixdb.evaluation import progress
+
+        self.logged = getattr(self, "logged", 0) + 1
+        progress.append(self.path, self.logged, {"t": time.time(), **record})
 
 
 def effective_status(data: dict) -> tuple[str | None, str | None]:

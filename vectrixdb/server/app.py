@@ -11,6 +11,11 @@
     /evaluate?tab=retrieval|chunking&run=ID    the Evaluate page and its two tabs
     /experiments?a=ID&b=ID          compare_runs on two runs, computed on request, not saved
 
+A run whose report.json cannot be used (evaluation/saved.py checks each file once, where it is
+read) is listed in state `unreadable` with the reason; its own routes answer 422 saying why, and
+no other page is affected. Every request must name this server's host (server/guard.py, against
+DNS rebinding), and every answer carries a Content-Security-Policy that forbids framing.
+
 Every route is GET. (fastapi is imported at the top, not lazily: with postponed annotations
 FastAPI must resolve `Request` from the module's globals.) A run id is looked up in the listing (server/listing.py), never joined into a
 path, so nothing outside FOLDER can be named; unknown ids are 404.
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Iterable
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
@@ -28,7 +33,9 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vectrixdb.errors import BadInput, NotFound, VectrixError
+from vectrixdb.evaluation.saved import UnreadableRun
 from vectrixdb.server import views
+from vectrixdb.server.guard import Guard, allowed_hosts
 from vectrixdb.server.listing import Runs
 from vectrixdb.server.pages import STATIC, environment
 
@@ -37,7 +44,8 @@ COLUMNS = [("type", "Type"), ("status", "State"), ("name", "Name"), ("run_id", "
            ("page_f1", "Page F1"), ("doc_f1", "Doc F1"), ("accuracy", "Accuracy"), ("groundedness", "Groundedness")]
 SCORES = {"chunk_f1", "page_f1", "doc_f1", "accuracy", "groundedness"}
 TYPES = ("Retrieval", "Generation", "RAG", "Chunking", "Experiment")
-STATES = ("pending", "running", "completed", "failed")
+STATES = ("pending", "running", "completed", "failed", "unreadable")
+MAX_CHANGED = 1000  # rows of the Experiments page's "questions that changed" table
 PER_QUESTION_KINDS = ("evaluation", "retrieval", "chunking", "answers", "calibration", "cutoff")
 
 
@@ -70,8 +78,9 @@ class Cache:
         return entry["figures"]
 
 
-def create_app(folder: str, *, sla: str | None = None):
-    """The FastAPI app over FOLDER (local, s3:// or Blob); `sla` a JSON/YAML thresholds file."""
+def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | None = None):
+    """The FastAPI app over FOLDER (local, s3:// or Blob); `sla` a JSON/YAML thresholds file;
+    `hosts` the Host names it answers to (server/guard.py; default: the loopback names)."""
     from vectrixdb import certify, export
     from vectrixdb.server.figures import data_uri
 
@@ -82,6 +91,7 @@ def create_app(folder: str, *, sla: str | None = None):
     app = FastAPI(title="vectrixdb dashboard", docs_url=None, redoc_url=None, openapi_url=None)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.state.runs = runs
+    app.add_middleware(Guard, hosts=allowed_hosts("127.0.0.1") if hosts is None else hosts)
 
     def page(request: Request, name: str, status: int = 200, **context) -> HTMLResponse:
         context.update(folder=runs.folder, offline=False, css_inline=None)
@@ -91,6 +101,12 @@ def create_app(folder: str, *, sla: str | None = None):
     def refused(request: Request, exc: VectrixError):
         status = 404 if isinstance(exc, NotFound) else 400
         return page(request, "error.html", status, message=str(exc), title="Not found" if status == 404 else "Refused")
+
+    @app.exception_handler(UnreadableRun)
+    def unreadable(request: Request, exc: UnreadableRun):
+        return page(request, "error.html", 422, title=f"Run {exc.run_id} cannot be read",
+                    message=f"Its report.json cannot be used: {exc.reason}. The other runs are unaffected; mend or "
+                            "remove this file to see the run.")
 
     @app.exception_handler(StarletteHTTPException)
     def http_error(request: Request, exc: StarletteHTTPException):
@@ -107,8 +123,8 @@ def create_app(folder: str, *, sla: str | None = None):
         present.sort(key=lambda r: (str(r[sort]) if isinstance(r[sort], str) else r[sort]), reverse=order != "asc")
         shown = present + [r for r in shown if r.get(sort) is None]  # undefined last either way
         for r in shown:
-            r["extra"] = {k: v for k, v in r.items() if k not in {c for c, _ in COLUMNS} | {"kind", "extra", "started"}
-                          and v is not None and v == v}
+            r["extra"] = {k: v for k, v in r.items() if k not in {c for c, _ in COLUMNS} |
+                          {"kind", "extra", "started", "error"} and v is not None and v == v}
         return page(request, "runs.html", rows=shown, columns=COLUMNS, scores=SCORES, types=TYPES, states=STATES,
                     counts=counts, total=len(rows), filters={"type": type, "state": state}, sort=sort, order=order)
 
@@ -149,9 +165,14 @@ def create_app(folder: str, *, sla: str | None = None):
             raise BadInput(f"no tab {tab!r}; the tabs are retrieval and chunking")
         kinds = ("chunking",) if tab == "chunking" else ("retrieval", "evaluate", "cutoff")
         choices = [r for r in runs.rows() if r["kind"] in kinds]
-        done = [r for r in choices if r["status"] == "completed"]
-        chosen = run or (done[0]["run_id"] if done else "")
-        context = run_context(chosen) if chosen else None
+        done = [r["run_id"] for r in choices if r["status"] == "completed"]
+        chosen, context = run, run_context(run) if run else None
+        for candidate in [] if run else done:  # the newest completed run that can be read
+            try:
+                chosen, context = candidate, run_context(candidate)
+                break
+            except UnreadableRun:
+                continue
         if context and context["report"].kind not in kinds:
             raise BadInput(f"run {chosen} is a {context['report'].kind} run, not one for the {tab} tab")
         return page(request, "evaluate.html", tab=tab, choices=choices, chosen=chosen, ctx=context)
@@ -169,8 +190,9 @@ def create_app(folder: str, *, sla: str | None = None):
             try:
                 exp = compare_runs(cache.get(a)["report"], cache.get(b)["report"])
                 exp["a"], exp["b"] = a, b
+                changed = exp.tables["changed"]
                 result = {"table": views.table_of(exp), "values": dict(exp), "plot": data_uri(png(exp.plot)),
-                          "changed": exp.tables["changed"].to_dict(orient="records")}
+                          "changed": changed.head(MAX_CHANGED).to_dict(orient="records"), "changed_total": len(changed)}
             except BadInput as exc:
                 error = str(exc)
         return page(request, "experiments.html", choices=choices, saved=saved, a=a, b=b, result=result, error=error)

@@ -1,25 +1,22 @@
 """The dashboard's view of a folder of runs: a fast listing and the only way a run id becomes a path.
 
-`list_runs()` (evaluation/runs.py) parses every report.json whole, per-question tables included,
-one file at a time. The dashboard lists thousands, so it differs in three ways, none of which
-changes a row:
+`list_runs()` (evaluation/runs.py) reads one report.json at a time. The dashboard lists
+thousands, so it differs in two ways, neither of which changes a row:
 
 - every report.json is fetched with one fsspec `cat` call per listing (concurrent on s3:// and
   Blob, a plain loop locally);
-- only the part before `"tables"` is parsed: report.json is written with indent=2 and "tables"
-  last, so the first line that is exactly the top-level key `  "tables": ` ends what a listing
-  reads (a JSON string cannot hold a raw newline, so nothing inside a value looks like it); a
-  file without that line is parsed whole;
 - a row whose file says completed or failed is kept in memory: such a file is written once and
-  never again (runs.LiveRun's last write), so only pending and running runs are read again.
+  never again (runs.LiveRun's last write), so only pending and running runs are read again (with
+  their progress log, evaluation/progress.py).
 
-Rows are made by runs.py's own helpers (`_type`, `_headline`, `effective_status`), so `frame()`
-equals `list_runs(folder)`. A run id from a URL is looked up in this index and never joined
+Both parse only the part of a file before its tables (runs.read_head), and rows are made by
+runs.py's own helpers (`row_of`, `unreadable_row`), so `frame()` equals `list_runs(folder)`: a
+file that cannot be used (evaluation/saved.py says why) is a row in state `unreadable` with its
+reason, and never stops the others from being listed. A run id from a URL is looked up in this index and never joined
 to a path, so no id can reach outside FOLDER.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -28,11 +25,11 @@ from typing import Any
 
 from vectrixdb import io
 from vectrixdb.errors import NotFound
+from vectrixdb.evaluation import progress
 from vectrixdb.evaluation.report import KINDS
-from vectrixdb.evaluation.runs import _headline, _type, effective_status
+from vectrixdb.evaluation.runs import read_head, row_of, unreadable_row
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_TABLES = b'\n  "tables": '
 FINAL = ("completed", "failed")
 
 
@@ -42,27 +39,6 @@ class Ref:
     run_id: str
     folder: str
     path: str
-
-
-def head(data: bytes) -> dict:
-    """The meta and values of a report.json, without parsing its tables when it can avoid it."""
-    cut = data.find(_TABLES)
-    if cut != -1:
-        prefix = data[:cut].rstrip()
-        if prefix.endswith(b","):
-            try:
-                return json.loads(prefix[:-1] + b"\n}")
-            except ValueError:
-                pass
-    return json.loads(data)
-
-
-def row_of(run_id: str, data: dict) -> dict[str, Any]:
-    """One listing row, exactly as list_runs makes it."""
-    status, _ = effective_status(data)
-    return {"run_id": run_id, "type": _type(data), "kind": data.get("kind"), "status": status,
-            "name": data.get("name"), "started": data.get("started"), "duration_s": data.get("duration_s"),
-            "questions": data.get("questions"), **_headline(data.get("values", {}))}
 
 
 class Runs:
@@ -98,11 +74,11 @@ class Runs:
                 data = got.get(ref.path)
                 if data is None:
                     continue
-                try:
-                    meta = head(data)
-                except ValueError:
-                    continue  # a file being written; the next listing reads it
-                entry = (ref, meta, row_of(ref.run_id, meta))
+                meta, reason = read_head(data)
+                if reason:  # listed with why, read again next time (a person may mend it)
+                    out.append((ref, {}, unreadable_row(ref.run_id, meta, reason)))
+                    continue
+                entry = (ref, meta, row_of(ref.run_id, progress.apply_head(meta, ref.path)))
                 if meta.get("status") in FINAL:
                     self._final[ref.run_id] = entry
                 out.append(entry)

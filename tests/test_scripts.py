@@ -1,0 +1,119 @@
+"""Every published figure re-runs: each scripts/*.py that writes a benchmarks/*.json runs in its
+small mode, in a fresh process on a fresh VECTRIXDB_HOME (a folder that does not exist yet), and
+writes its JSON to a temporary path, never over the committed benchmarks/.
+
+Not here: scale_bench.py (Ray is not in the test environment), model_chunking_bench.py and
+write_golden_bench.py (each starts the local chat model and runs for minutes), and the scripts
+other owners keep (bench_dashboard.py, bench_quantized.py, bench_ingest.py), which have no small
+mode yet.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import PDFS, ROOT, SCIFACT, require
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", autouse=True)
+def committed_figures_unchanged():
+    """Every file in benchmarks/ is byte for byte the same after every script has run."""
+    def digests():
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((ROOT / "benchmarks").glob("*.json"))}
+
+    before = digests()
+    yield
+    after = digests()
+    assert {name: after.get(name) for name in before} == before
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """A data folder like ../shared/data: scifact/ (the real one) and pdfs/ holding the first 12
+    pages of uber_2021.pdf, where 4 of the 40 golden questions are answered."""
+    from pypdf import PdfReader, PdfWriter
+
+    folder = tmp_path_factory.mktemp("data")
+    (folder / "pdfs").mkdir()
+    (folder / "scifact").symlink_to(require(SCIFACT))
+    writer = PdfWriter()
+    for page in PdfReader(str(require(PDFS / "uber_2021.pdf"))).pages[:12]:
+        writer.add_page(page)
+    with open(folder / "pdfs" / "uber_2021.pdf", "wb") as fh:
+        writer.write(fh)
+    return folder
+
+
+def run_script(name: str, *args: str, tmp_path) -> dict:
+    home, out = tmp_path / "fresh-home", tmp_path / "figures.json"
+    assert not home.exists()
+    env = {**os.environ, "VECTRIXDB_HOME": str(home), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / name), *args, "--out", str(out)], env=env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{name} failed:\n{done.stderr[-4000:]}"
+    return json.loads(out.read_text())
+
+
+def unit(x) -> bool:
+    return isinstance(x, float) and not math.isnan(x) and 0.0 <= x <= 1.0
+
+
+def test_answer_cutoff_bench(data, tmp_path):
+    got = run_script("answer_cutoff_bench.py", str(data / "scifact"), "--small", tmp_path=tmp_path)
+    assert got["small"] and got["queries"] == 20 and got["collection_was_cold"]
+    assert all(unit(got["retrieval"][m]["ndcg@10"]) for m in ("dense", "keyword", "hybrid"))
+    assert got["hybrid_pool"] == 300 and set(got["hybrid_pool_trials"]["ndcg@10 by pool depth"]) == {"30", "100", "300", "1000"}
+    assert got["hybrid_pool_trials"]["ndcg@10 by pool depth"]["300"] == got["retrieval"]["hybrid"]["ndcg@10"]
+    assert unit(got["separation"]) and len(got["separation_ci95"]) == 2
+
+
+def test_suggest_expected_bench(data, tmp_path):
+    got = run_script("suggest_expected_bench.py", str(data), "--small", tmp_path=tmp_path)
+    uber, sci = got["uber_2021"], got["scifact_train"]
+    assert uber["rows"] == 4 and sci["rows"] == 20
+    assert set(uber["results"]) == {f"{s}/{m}" for s in ("question", "reference", "both", "joined")
+                                    for m in ("dense", "hybrid")}
+    assert all(0 <= r["found"] <= r["of"] and unit(r["precision"]) for r in [*uber["results"].values(),
+                                                                             *sci["results"].values()])
+
+
+def test_bench_metrics(tmp_path):
+    got = run_script("bench_metrics.py", "--queries", "200", tmp_path=tmp_path)
+    assert all(d < 1e-9 for d in got["max_abs_difference_from_vectrixdb"].values())  # the tools agree
+
+
+def test_bench_reading(data, tmp_path):
+    got = run_script("bench_reading.py", str(data / "pdfs"), "--small", tmp_path=tmp_path)
+    assert got["reading"]["uber_2021.pdf"]["pages"] == 12
+    assert set(got["chunking_uber_2021_at_1000"]) == {"structure", "parent_child", "recursive", "sentence", "fixed"}
+
+
+def test_bench_hnsw(data, tmp_path):
+    got = run_script("bench_hnsw.py", str(data / "scifact"), "--small", tmp_path=tmp_path)
+    (one,) = got["results"]
+    assert one["vectors"] == 2000 and unit(one["hnsw"]["recall@10"])
+
+
+def test_bench_keyword_after_add(data, tmp_path):
+    got = run_script("bench_keyword_after_add.py", str(data / "scifact"), "--chunks", "300", "--trials", "3",
+                     "--baseline", "", tmp_path=tmp_path)
+    assert got["now"]["chunks"] == 300 and got["before"] is None
+    assert got["now"]["keyword_search_right_after_add"]["other_reader_process"]["n"] == 3
+
+
+def test_compare_chunking_bench(data, tmp_path):
+    got = run_script("compare_chunking_bench.py", str(data / "pdfs"), "--small", tmp_path=tmp_path)
+    assert got["small"] and got["ratio"] > 0 and len(got["builds"]) == 1
+
+
+def test_late_chunking_bench(data, tmp_path):
+    got = run_script("late_chunking_bench.py", str(data / "scifact"), "--small", tmp_path=tmp_path)
+    assert got["small"] and all(unit(r["ndcg@10"]) for r in got["results"].values())

@@ -85,7 +85,7 @@ experiment.frame[["a", "b", "difference", "ci low", "ci high", "test", "p_value"
 experiment.plot();
 
 # %%
-list_runs(runs)[["name", "type", "status", "page_f1", "doc_f1", "accuracy", "groundedness", "duration_s", "questions"]]
+list_runs(runs)[["name", "type", "status", "page_f1@10", "doc_f1@10", "accuracy", "groundedness", "duration_s", "questions"]]
 
 # %% [markdown]
 # Should we believe the judge? Hand scores we are sure of: each golden answer is right for its own question (1) and wrong for another (0). The judge's agreement with them:

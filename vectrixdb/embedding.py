@@ -117,12 +117,9 @@ class EmbeddingCache:
         conn, self._local.conn = getattr(self._local, "conn", None), None
         if conn is not None:
             conn.close()
-        aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
-        for suffix in ("", "-wal", "-shm"):  # a stale write-ahead log must not be replayed into the new file
-            try:
-                Path(f"{self.path}{suffix}").rename(f"{aside}{suffix}")
-            except FileNotFoundError:
-                pass
+        from vectrixdb.io import move_aside_sqlite
+
+        aside = move_aside_sqlite(self.path)
         warnings.warn(f"embedding cache {self.path} is damaged ({exc}); moved it aside to {aside.name} and "
                       "started an empty one (vectors are computed again as needed)", RuntimeWarning, stacklevel=4)
 

@@ -170,7 +170,7 @@ def embed_corpus(texts: Sequence[str], model: Any = None, *, executor: str = "lo
     texts = list(texts)
     cache = getattr(emb, "cache", None)
     if executor == "local" or cache is None or not texts:
-        return emb.encode(texts, progress=True) if progress else emb.encode(texts)
+        return emb.encode(texts, progress=progress) if progress else emb.encode(texts)  # progress: True or a label
     check_executor(executor)
     hashes = [text_hash(t) for t in texts]
     known = cache.get(emb.cache_key, list(set(hashes)), emb.dim)

@@ -154,3 +154,17 @@ def overwrite_owned(path: str | Path, data: bytes | str) -> None:
         fs.pipe(inner, data)
         return
     replace_atomic(Path(path).expanduser(), data)
+
+
+def move_aside_sqlite(path: Path) -> Path:
+    """Rename a damaged SQLite file (and its write-ahead log and shared memory, which must not be
+    replayed into a new file) to `<name>.damaged-<time>-<pid>` beside it; the new name's path."""
+    import time
+
+    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            Path(f"{path}{suffix}").rename(f"{aside}{suffix}")
+        except FileNotFoundError:
+            pass
+    return aside

@@ -12,7 +12,10 @@ hold, per question:
 - the interval that inverts the same test at the measure's Holm level (1 - alpha / (m - i + 1)
   for the i-th smallest p of m), so it excludes zero exactly when the measure's own Holm step
   rejects;
-- one verdict per measure by RULE below; wins (B higher), losses and ties.
+- one verdict per measure by RULE below; wins (B higher), losses and ties;
+- `detectable`: the smallest true difference these questions would detect with 80% power at
+  alpha / m (power.py: paired t on graded measures, exact McNemar on yes/no ones), so a "could be
+  luck" says whether the questions could have told at all.
 
 RULE: a difference is "better" or "worse" when its Holm-adjusted p is below 1 - confidence
 (0.05); otherwise "could be luck". A measure whose interval excludes zero but whose adjusted p is
@@ -28,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from vectrixdb.errors import BadInput
+from vectrixdb.evaluation.power import detectable_difference
 from vectrixdb.evaluation.report import KINDS, Report, now
 from vectrixdb.evaluation.stats import SignFlip, holm
 
@@ -54,15 +58,29 @@ def _measures(a, b) -> list[str]:
     return out
 
 
+def loaded(a: Any, b: Any, folder: str | None) -> tuple[Any, Any]:
+    """The two runs, each loaded from `folder` when given as a run id (b may be None)."""
+    from vectrixdb.evaluation.runs import load_run
+
+    if isinstance(a, str) or isinstance(b, str):
+        if folder is None:
+            raise BadInput("run ids need folder=, the folder the runs were saved in")
+        a = load_run(folder, a) if isinstance(a, str) else a
+        b = load_run(folder, b) if isinstance(b, str) else b
+    return a, b
+
+
 def _binary(x: np.ndarray, y: np.ndarray) -> bool:
     return bool(np.isin(x, (0, 1)).all() and np.isin(y, (0, 1)).all())
 
 
 COLUMNS = ["measure", "a", "b", "difference", "ci low", "ci high", "ci level", "test", "p_value", "p_holm", "verdict",
-           "wins", "losses", "ties", "paired"]
+           "detectable", "wins", "losses", "ties", "paired"]
 RULE = ("Each measure: a paired sign-flip test of no difference, its p adjusted for the {m} measures compared "
         "(Holm-Bonferroni); 'better' / 'worse' when the adjusted p < {alpha:g}, else 'could be luck'. The interval "
-        "inverts the same test at the measure's Holm level, so it excludes zero exactly when that step rejects.")
+        "inverts the same test at the measure's Holm level, so it excludes zero exactly when that step rejects. "
+        "'detectable': the smallest true difference these questions detect with 80% power at alpha / {m} (a p "
+        "below it always passes Holm; power.questions_needed says how).")
 
 
 def compare_runs(a: Any, b: Any, *, folder: str | None = None, confidence: float = 0.95, seed: int = 0,
@@ -72,19 +90,14 @@ def compare_runs(a: Any, b: Any, *, folder: str | None = None, confidence: float
     patterns per measure beyond 12 questions (fewer make p and intervals coarser, never biased)."""
     import pandas as pd
 
-    from vectrixdb.evaluation.runs import load_run
-
     started = now()
-    if isinstance(a, str) or isinstance(b, str):
-        if folder is None:
-            raise BadInput("run ids need folder=, the folder the runs were saved in")
-        a = load_run(folder, a) if isinstance(a, str) else a
-        b = load_run(folder, b) if isinstance(b, str) else b
+    a, b = loaded(a, b, folder)
     ta, tb = _per_question(a), _per_question(b)
-    both = [i for i in ta.index if i in set(tb.index)]
+    in_b = set(tb.index)  # once: a set built per question made 10,000 questions quadratic
+    both = [i for i in ta.index if i in in_b]
     if not both:
         raise BadInput("the two runs share no question: compare runs over the same golden set")
-    rows, tests, changed = [], [], []
+    rows, tests, changed, diffs = [], [], [], []
     for measure in _measures(ta, tb):
         x = ta.loc[both, measure].astype(float).to_numpy()
         y = tb.loc[both, measure].astype(float).to_numpy()
@@ -95,6 +108,7 @@ def compare_runs(a: Any, b: Any, *, folder: str | None = None, confidence: float
         diff = y - x
         test = SignFlip(diff, n_flips, seed=seed)
         tests.append(test)
+        diffs.append(diff)
         how = "exact" if test.exact else f"{test.flips:,} random sign patterns"
         rows.append({"measure": measure, "a": float(x.mean()), "b": float(y.mean()), "difference": float(diff.mean()),
                      "test": ("exact McNemar" if test.exact else f"McNemar ({how})") if _binary(x, y)
@@ -106,6 +120,12 @@ def compare_runs(a: Any, b: Any, *, folder: str | None = None, confidence: float
         raise BadInput("the two runs share no measure to compare")
     alpha = 1 - confidence
     _judge(rows, tests, alpha)
+    undetectable = {}  # power of the Bonferroni step, a floor for Holm's (power.py); None says why
+    for row, diff in zip(rows, diffs):
+        got = detectable_difference(diff, alpha=alpha / len(rows), power=0.8)
+        row["detectable"] = got["detectable"]
+        if got["reason"]:
+            undetectable[row["measure"]] = got["reason"]
     frame = pd.DataFrame(rows, columns=COLUMNS).set_index("measure")
     rule = RULE.format(m=len(rows), alpha=alpha)
     frame.attrs["rule"] = rule
@@ -113,7 +133,7 @@ def compare_runs(a: Any, b: Any, *, folder: str | None = None, confidence: float
     values = {"a": label(a, "A"), "b": label(b, "B"),
               "kinds": [a.kind, b.kind], "questions": len(both), "only_a": len(ta) - len(both),
               "only_b": len(tb) - len(both), "confidence": confidence, "measures": len(rows),
-              "correction": "Holm-Bonferroni", "rule": rule,
+              "correction": "Holm-Bonferroni", "rule": rule, "undetectable": undetectable,
               "better": [r["measure"] for r in rows if r["verdict"] == "better"],
               "worse": [r["measure"] for r in rows if r["verdict"] == "worse"]}
     changes = pd.DataFrame(changed, columns=["id", "measure", "a", "b"])

@@ -213,18 +213,13 @@ def questions_needed(a: Any, b: Any = None, *, folder: str | None = None, alpha:
     report["rule"] and frame.attrs["rule"] hold it. `.plot()` draws power against questions."""
     import pandas as pd
 
-    from vectrixdb.evaluation.experiments import _measures, _per_question
-    from vectrixdb.evaluation.runs import load_run
+    from vectrixdb.evaluation.experiments import _measures, _per_question, loaded
 
     _check(alpha, power)
     if not -1 <= correlation < 1:
         raise BadInput(f"correlation must lie in [-1, 1), not {correlation}")
     started = now()
-    if isinstance(a, str) or isinstance(b, str):
-        if folder is None:
-            raise BadInput("run ids need folder=, the folder the runs were saved in")
-        a = load_run(folder, a) if isinstance(a, str) else a
-        b = load_run(folder, b) if isinstance(b, str) else b
+    a, b = loaded(a, b, folder)
     ta = _per_question(a)
     tb = _per_question(b) if b is not None else ta
     in_b = set(tb.index)

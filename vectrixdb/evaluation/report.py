@@ -57,6 +57,9 @@ register(Kind("calibration", "evaluations", "vectrixdb.plotting:calibration_plot
 register(Kind("evaluation", "evaluations", "vectrixdb.plotting:evaluation_plot"))
 register(Kind("experiment", "experiments", "vectrixdb.plotting:experiment_plot", ("changed",), questions=None))
 register(Kind("golden_audit", "audits", "vectrixdb.plotting_audit:audit_plot"))
+register(Kind("power", "experiments", "vectrixdb.evaluation.power:power_plot", questions=None))  # questions_needed
+register(Kind("ppi", "evaluations", "vectrixdb.evaluation.ppi:ppi_plot", questions=None))  # ppi_mean
+register(Kind("pool", "retrieval", "vectrixdb.evaluation.pooling:pool_plot", questions=None))  # pooling.pool
 
 
 def kind_of(name: str) -> Kind:
@@ -180,7 +183,8 @@ class Report(dict):
 
     # how it looks ------------------------------------------------------------------------------
     def _headline(self) -> dict[str, Any]:
-        return {k: v for k, v in self.items() if not isinstance(v, (list, dict)) or k in ("recall", "ndcg", "ci")}
+        shown = ("recall", "ndcg", "unjudged", "ci")
+        return {k: v for k, v in self.items() if not isinstance(v, (list, dict)) or k in shown}
 
     def _repr_html_(self) -> str:
         from html import escape

@@ -40,8 +40,8 @@ from vectrixdb.server.listing import Runs
 from vectrixdb.server.pages import STATIC, environment
 
 COLUMNS = [("type", "Type"), ("status", "State"), ("name", "Name"), ("run_id", "Run"),
-           ("duration_s", "Duration (s)"), ("questions", "Questions"), ("chunk_f1", "Chunk F1"),
-           ("page_f1", "Page F1"), ("doc_f1", "Doc F1"), ("accuracy", "Accuracy"), ("groundedness", "Groundedness")]
+           ("duration_s", "Duration (s)"), ("questions", "Questions"), ("chunk_f1", "Chunk F1@k"),
+           ("page_f1", "Page F1@k"), ("doc_f1", "Doc F1@k"), ("accuracy", "Accuracy"), ("groundedness", "Groundedness")]
 SCORES = {"chunk_f1", "page_f1", "doc_f1", "accuracy", "groundedness"}
 TYPES = ("Retrieval", "Generation", "RAG", "Chunking", "Experiment")
 STATES = ("pending", "running", "completed", "failed", "unreadable")
@@ -115,6 +115,9 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
     @app.get("/", response_class=HTMLResponse)
     def evaluations(request: Request, type: str = "", state: str = "", sort: str = "run_id", order: str = "desc"):
         rows = runs.rows()
+        for r in rows:  # a set F1 sits in its column with the k it was read at beside it (`doc_f1@10`)
+            for key in [k for k in r if k.split("@")[0] in SCORES and "@" in k]:
+                r[key.split("@")[0]], r[key.split("@")[0] + " k"] = r.pop(key), key.split("@")[1]
         counts = {t: sum(r["type"] == t for r in rows) for t in TYPES}
         shown = [r for r in rows if (not type or (r["type"] or "Unknown") == type) and (not state or r["status"] == state)]
         if sort not in {c for c, _ in COLUMNS} | {"started"}:
@@ -124,7 +127,7 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
         shown = present + [r for r in shown if r.get(sort) is None]  # undefined last either way
         for r in shown:
             r["extra"] = {k: v for k, v in r.items() if k not in {c for c, _ in COLUMNS} |
-                          {"kind", "extra", "started", "error"} and v is not None and v == v}
+                          {"kind", "extra", "started", "error"} and not k.endswith(" k") and v is not None and v == v}
         return page(request, "runs.html", rows=shown, columns=COLUMNS, scores=SCORES, types=TYPES, states=STATES,
                     counts=counts, total=len(rows), filters={"type": type, "state": state}, sort=sort, order=order)
 

@@ -10,7 +10,7 @@ general-knowledge questions in data/unanswerable_general.txt as the unanswerable
 search fuses pools of a fixed depth (vectrixdb.search.HYBRID_POOL); hybrid_pool_trials records
 nDCG@10 at other depths, the measurement behind that constant.
 --home keeps the collection and embedding cache in DIR (default: a fresh home, so cold).
---small: 20 queries over their judged abstracts and 200 others, to check that the script runs.
+--small: 10 queries over their judged abstracts and 20 others, to check that the script runs.
 """
 from __future__ import annotations
 
@@ -52,9 +52,9 @@ def main() -> int:
     questions = data.questions[: args.limit] if args.limit else data.questions
     documents, name = data.documents, "scifact-minilm"
     if args.small:
-        questions = questions[:20]
+        questions = questions[:10]
         cited = {d for q in questions for d in q.expected}
-        documents = {d: t for n, (d, t) in enumerate(documents.items()) if d in cited or n < 200}
+        documents = {d: t for n, (d, t) in enumerate(documents.items()) if d in cited or n < 20}
         name = "scifact-minilm-small"
     db = Vectrix(name)
     cold = not db.exists

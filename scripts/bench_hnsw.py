@@ -17,7 +17,7 @@ vectrixdb takes below EXACT_LIMIT), the HNSW index built exactly as store/vector
 (search_breadth), recall@10 of HNSW against exact, per-query p50/p99 latency of both
 (one query at a time, as a search call does), build time, index memory; then recall and latency for
 other expansion_search values on the same graph, to show the margin.
---small: 300 abstracts, 50 questions and one size of 2,000 vectors, to check that the script runs.
+--small: 50 abstracts, 10 questions and one size of 500 vectors, to check that the script runs.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def real_vectors(folder: str, small: bool = False):
     emb = SentenceEmbedder()
     docs, questions = list(data.documents.values()), [q.question for q in data.questions]
     if small:
-        docs, questions = docs[:300], questions[:50]
+        docs, questions = docs[:50], questions[:10]
     return emb.encode(docs), emb.encode(questions)
 
 
@@ -154,7 +154,7 @@ def main() -> None:
     if args.phase:
         print(json.dumps(phase(args.folder, args.phase, args.small)))
         return
-    sizes = [2_000] if args.small else args.sizes
+    sizes = [500] if args.small else args.sizes
     real_vectors(args.folder, args.small)  # fill the embedding cache once, outside every phase
     results = []
     for size in sizes:

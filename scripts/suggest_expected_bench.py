@@ -13,8 +13,8 @@ abstracts, one chunk each, as MTEB embeds them; the claims with train judgements
 SciFact has no reference answers (its rationales are sentences of the labelled abstract itself,
 so searching with them would find the label with the label): only the claim is measured there.
 --home keeps collections and the embedding cache in DIR (default: a fresh home, cold).
---small: uber pages 1-12 and the rows labelled there, 20 SciFact claims over their abstracts and
-200 others; for checking that the script runs, not for publishing.
+--small: uber pages 1-12 and the rows labelled there, 10 SciFact claims over their abstracts and
+20 others; for checking that the script runs, not for publishing.
 """
 from __future__ import annotations
 
@@ -81,9 +81,9 @@ def scifact(folder: Path, small: bool):
     documents = data.documents
     name = "scifact-minilm"
     if small:
-        questions = questions[:20]
+        questions = questions[:10]
         cited = {d for q in questions for d in q.expected}
-        documents = {d: t for n, (d, t) in enumerate(documents.items()) if d in cited or n < 200}
+        documents = {d: t for n, (d, t) in enumerate(documents.items()) if d in cited or n < 20}
         name = "suggest-scifact-small"
     db = Vectrix(name)
     if not db.exists or db.info()["documents"] != len(documents):

@@ -1,6 +1,6 @@
 """Metrics against ir_measures (trec_eval underneath) on SciFact's 300 judged test queries, over
-the whole corpus (5,183 abstracts embedded once with the bundled model: every collection embeds,
-and the second build reads the cache)."""
+the whole corpus (5,183 abstracts embedded once with the bundled model, in one collection that
+every mode searches), and the hybrid report exported as a TREC run read back by pytrec_eval."""
 import ir_measures
 import pytest
 from ir_measures import P, R, RR, Success, nDCG
@@ -18,10 +18,11 @@ def scifact():
     return load_beir(require(SCIFACT))
 
 
-def build(tmp_path_factory, name, documents):
-    db = Vectrix(name, path=tmp_path_factory.mktemp(name))
-    db.add_documents([{"source": t, "doc_id": d} for d, t in documents.items()], chunk="fixed", chunk_size=20000,
-                     progress=False)
+@pytest.fixture(scope="module")
+def db(scifact, tmp_path_factory):
+    db = Vectrix("scifact", path=tmp_path_factory.mktemp("scifact"))
+    db.add_documents([{"source": t, "doc_id": d} for d, t in scifact.documents.items()], chunk="fixed",
+                     chunk_size=20000, progress=False)
     return db
 
 
@@ -56,17 +57,33 @@ def cross_check(db, data, mode):
     return report
 
 
-def test_keyword_on_the_whole_corpus_matches_ir_measures(scifact, tmp_path_factory):
+def test_keyword_on_the_whole_corpus_matches_ir_measures(scifact, db):
     assert len(scifact.documents) == 5183 and len(scifact.questions) == 300
-    db = build(tmp_path_factory, "scifact-kw", scifact.documents)
     report = cross_check(db, scifact, "keyword")
     # bm25s with English stop words on title + text; published BM25 figures: 0.665 (BEIR), 0.679 (Anserini)
     assert 0.64 < report["ndcg"][10] < 0.69
 
 
-def test_dense_with_the_bundled_model_matches_ir_measures(scifact, tmp_path_factory):
-    db = build(tmp_path_factory, "scifact-dense", scifact.documents)
+def test_dense_with_the_bundled_model_matches_ir_measures(scifact, db):
     report = cross_check(db, scifact, "dense")
     # MTEB's all-MiniLM-L6-v2 SciFact figure is 0.6451; exact cosine over title + " " + text
     assert report["ndcg"][10] == pytest.approx(0.6451, abs=0.01)
     assert report["recall"][100] == pytest.approx(0.925, abs=0.01)
+
+
+def test_the_exported_hybrid_run_scores_in_pytrec_eval_as_in_the_report(scifact, db, tmp_path):
+    import pytrec_eval
+
+    from vectrixdb.evaluation.interop import load_trec_run
+
+    report = retrieval_report(db, scifact.questions, k=KS, mode="hybrid")
+    run = load_trec_run(report.to_trec(str(tmp_path / "hybrid.txt")))
+    wanted = {"ndcg_cut.10,100", "recip_rank", "recall.100"}
+    theirs = pytrec_eval.RelevanceEvaluator(scifact.qrels, wanted).evaluate(run)
+    assert sorted(theirs) == sorted(report.frame.index) and len(theirs) == 300
+    for name, key in (("ndcg@10", "ndcg_cut_10"), ("ndcg@100", "ndcg_cut_100"), ("mrr@100", "recip_rank"),
+                      ("recall@100", "recall_100")):
+        for q in report.frame.index:
+            assert report.frame.loc[q, name] == pytest.approx(theirs[q][key], abs=1e-12), (q, name)
+    mean = sum(v["ndcg_cut_10"] for v in theirs.values()) / len(theirs)
+    assert mean == pytest.approx(report["ndcg"][10], abs=1e-12)

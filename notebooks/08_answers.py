@@ -79,7 +79,7 @@ a.plot();
 # %%
 b = run_evaluation(rag(2 if SMALL else 5, "hybrid"), questions, judge=writer, save_to=runs, name="hybrid top 5")
 experiment = compare_runs(a, b)
-experiment.frame[["a", "b", "difference", "ci low", "ci high", "test", "p_value", "wins", "losses"]]
+experiment.frame[["a", "b", "difference", "ci low", "ci high", "p_value", "p_holm", "verdict", "detectable", "wins", "losses"]]
 
 # %%
 experiment.plot();

@@ -65,7 +65,7 @@ def test_repeats_report_spread_and_flips():
 
 
 def test_calibrate_measures_agreement_with_people():
-    labelled = [{"metric": "correctness", "question": f"q{i}", "answer": f"a{i}", "human": h}
+    labelled = [{"metric": "correctness", "question": f"q{i}", "reference": f"r{i}", "answer": f"a{i}", "human": h}
                 for i, h in enumerate([0.0, 0.25, 0.5, 0.75, 1.0, 1.0, 0.0, 0.5])]
     same = calibrate(lambda m, q, r, a, s: [x["human"] for x in labelled if x["answer"] == a][0], labelled)
     assert same["kappa"] == pytest.approx(1.0) and same["weighted_kappa"] == pytest.approx(1.0)

@@ -11,7 +11,9 @@ judge n times per item: an item's score is the mean of its scored repeats, `spre
 standard deviation across repeats, `flip_rate` the share of items whose repeats fall on both sides
 of `threshold`. An unscorable item (the model's reply did not parse, was cut off, ...) is counted
 under its outcome in `report["outcomes"]` and is never averaged in; an item none of whose repeats
-scored has no score. A question without an answer is counted in `report["unanswered"]`.
+scored has no score. A question without an answer is counted in `report["unanswered"]`. A metric
+whose rubric reads a reference or sources is refused (BadInput, before any call) when an answered
+item lacks them; judge_items alone marks such an item `missing_input` and asks nothing.
 
 calibrate(judge, labelled) compares the judge with people's scores on the same items: Cohen's
 kappa on pass/fail at the threshold, quadratic-weighted kappa on scores rounded to a five-point
@@ -25,7 +27,7 @@ import numpy as np
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import provenance, questions_of
-from vectrixdb.evaluation.judges import BEDROCK_METRICS, as_judge, check_score, is_model, rubric
+from vectrixdb.evaluation.judges import BEDROCK_METRICS, as_judge, check_inputs, check_score, is_model, rubric
 from vectrixdb.evaluation.report import Report, now
 from vectrixdb.evaluation.stats import bootstrap_interval
 
@@ -109,6 +111,8 @@ def answer_report(questions: Any, answers: dict[str, dict], judge: Any, *,
             raise BadInput(f"answers[{q.key()!r}] must be {{'answer': text, 'sources': [...]}}, not {given!r}")
         items.append({"key": q.key(), "question": q.question, "reference": q.reference, "answer": given["answer"],
                       "sources": list(given.get("sources") or [])})
+    for metric in metrics:  # every declared input present before any judge is asked
+        check_inputs(rubric(metric).name, items)
     cost_before = _model_totals(judge)
     rows = judge_items(judge, items, metrics, repeats=repeats, threshold=threshold)
     values = {"questions": len(items), "unanswered": len(questions) - len(items), "judge": _judge_name(judge),
@@ -178,6 +182,8 @@ def calibrate(judge: Any, labelled: Iterable[dict], *, threshold: float = 0.5, r
             if key not in row:
                 raise BadInput(f"labelled item {i + 1} has no {key!r}")
         items.append({"key": str(row.get("id", i + 1)), **row, "human": None})
+    for metric in sorted({row["metric"] for row in rows}):
+        check_inputs(rubric(metric).name, [item for item in items if item["metric"] == metric])
     judged = []
     for item, row in zip(items, rows):
         human = row["human"]

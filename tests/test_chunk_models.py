@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from tests.llama_server import Scripted
+from tests.llama_server import Scripted, completion
 from vectrixdb.chat import ChatWriter
 from vectrixdb.chunk_models import context_writer, llm_cutter
 from vectrixdb.chunking import chunk_document
@@ -21,9 +21,16 @@ def server():
     scripted.close()
 
 
+def by_section(body: dict):
+    """The cut for the section the prompt shows (the two sections are asked at once)."""
+    starts = [0, 2] if "Uber connects" in body["messages"][1]["content"] else [0, 9, 1]
+    return 200, completion(json.dumps({"starts": starts})), {}
+
+
 def test_cuts_follow_the_models_topic_starts_and_keep_offsets(server, tmp_path):
-    server.answer(json.dumps({"starts": [0, 2]})).answer(json.dumps({"starts": [0, 9, 1]}))
-    chat = ChatWriter(server.url, model="m", cache=str(tmp_path / "c.sqlite"), max_retries=0)
+    server.respond, server.hold_until = by_section, 2  # held until both sections' requests are in flight
+    chat = ChatWriter(server.url, model="m", cache=str(tmp_path / "c.sqlite"), max_retries=0,
+                      response_format="json_schema")  # settled, so the first requests need not probe one by one
     cutter = llm_cutter(chat)
     doc = join_pages("d", [SECTION], None)
     chunks = chunk_document(doc, "llm", chunk_size=200, cut_with=cutter)
@@ -32,8 +39,8 @@ def test_cuts_follow_the_models_topic_starts_and_keep_offsets(server, tmp_path):
                                                       "Freight matches shippers and carriers."]
     assert chunks[-1].text.endswith("It lost money.")
     assert all(doc.markdown[c.start:c.end] == c.text for c in chunks)
-    assert cutter.calls == 2 and cutter.failed == 0 and len(server.requests) == 2
-    body = server.requests[0]["raw"].decode()
+    assert cutter.calls == 2 and cutter.failed == 0 and len(server.requests) == 2 and server.most_at_once == 2
+    body = next(r for r in server.requests if "Uber connects" in r["raw"].decode())["raw"].decode()
     assert "<|im_start|>" not in body and "< |im_start| >" in body  # the passage is data, its markers inert
     again = chunk_document(doc, "llm", chunk_size=200, cut_with=llm_cutter(chat))
     assert again == chunks and len(server.requests) == 2  # cached: a rerun costs nothing
@@ -76,7 +83,8 @@ def test_ingestion_with_cuts_notes_and_late_chunking(server, tmp_path):
     from vectrixdb import Vectrix
 
     server.answer(json.dumps({"starts": [0, 2]})).answer(json.dumps({"starts": [0]}))
-    chat = ChatWriter(server.url, model="m", max_retries=0, cache=str(tmp_path / "c.sqlite"))
+    chat = ChatWriter(server.url, model="m", max_retries=0, cache=str(tmp_path / "c.sqlite"),
+                      max_concurrency=1)  # the script answers in the order asked
     db = Vectrix("models", path=tmp_path)
     db.add_document(SECTION, doc_id="uber", chunk="llm", chunk_size=200, cut_with=llm_cutter(chat))
     assert db.document("uber") is not None and len(db.chunks()) == 3

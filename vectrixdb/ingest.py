@@ -21,7 +21,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from vectrixdb.chunking import Chunk, chunk_document
-from vectrixdb.errors import BadInput
+from vectrixdb.errors import BadInput, BadType
 from vectrixdb.policy import check_access
 from vectrixdb.reading import Document, read
 
@@ -47,7 +47,7 @@ def settings_for(db, chunking: dict) -> dict:
     options are recorded by name. Incompatible combinations are refused, with the reason."""
     unknown = set(chunking) - set(PLAIN_OPTIONS) - set(MODEL_OPTIONS)
     if unknown:
-        raise TypeError(f"unknown option(s) {sorted(unknown)}; chunking takes {', '.join(PLAIN_OPTIONS + MODEL_OPTIONS)}")
+        raise BadType(f"unknown option(s) {sorted(unknown)}; chunking takes {', '.join(PLAIN_OPTIONS + MODEL_OPTIONS)}")
     base = db.catalog.get("chunking") or {}
     merged = {**base, **{k: v for k, v in chunking.items() if v is not None and k in PLAIN_OPTIONS}}
     if merged.get("overlap") is None:
@@ -123,7 +123,9 @@ def prepare(db, items: list, chunking: dict, progress: bool, *, max_chars: int |
         embedded = [embed_text(c, settings["embed_heading"]) for c in chunks]
         notes = None
         if tools["context_with"] is not None:
-            notes = [tools["context_with"].note(doc.markdown, c.start, c.end) for c in chunks]
+            from vectrixdb.chunk_models import notes_of  # the notes asked at once, in order
+
+            notes = notes_of(tools["context_with"], doc.markdown, [(c.start, c.end) for c in chunks])
             embedded = [f"{n}\n\n{t}" if n else t for n, t in zip(notes, embedded)]
         vectors = None
         if settings["late"]:
@@ -238,7 +240,7 @@ def add_space(db, space: str, model: Any, progress: bool) -> int:
     from vectrixdb.embedding import get_embedder
 
     if space in db.spaces:
-        raise ValueError(f"vector space {space!r} already exists in {db.name!r}")
+        raise BadInput(f"vector space {space!r} already exists in {db.name!r}")
     emb = get_embedder(model)
     with db.lock:
         keys, texts = db.catalog.chunk_texts()

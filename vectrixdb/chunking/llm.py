@@ -26,18 +26,23 @@ def llm(doc: Document, *, chunk_size: int, overlap: int, cut_with=None, embedder
     if cut_with is None:
         raise BadInput('chunk="llm" needs a model to read the paragraphs: cut_with=llm_cutter(chat) '
                        "(from vectrixdb.chunk_models)")
+    from vectrixdb.chunk_models import starts_of
+
     text = doc.markdown
-    spans: list[tuple[int, int]] = []
+    every: list[list[tuple[int, int]]] = []
     for a, b in sections(text):
         paragraphs = [trim(text, s, e) for s, e in split_at(text, a, b, _PARAGRAPH)]
         paragraphs = [(s, e) for s, e in paragraphs if e > s]
-        for window in windows(paragraphs):
-            starts = sorted({i for i in cut_with.starts([text[s:e] for s, e in window]) if 0 <= i < len(window)} | {0})
-            bounds = [*starts, len(window)]
-            for first, after in zip(bounds, bounds[1:]):
-                s, e = window[first][0], window[after - 1][1]
-                spans.extend(merge(split_recursive(text, s, e, chunk_size), chunk_size, overlap)
-                             if e - s > chunk_size else [(s, e)])
+        every.extend(windows(paragraphs))
+    said = starts_of(cut_with, [[text[s:e] for s, e in window] for window in every])  # asked at once, in order
+    spans: list[tuple[int, int]] = []
+    for window, found in zip(every, said):
+        starts = sorted({i for i in found if 0 <= i < len(window)} | {0})
+        bounds = [*starts, len(window)]
+        for first, after in zip(bounds, bounds[1:]):
+            s, e = window[first][0], window[after - 1][1]
+            spans.extend(merge(split_recursive(text, s, e, chunk_size), chunk_size, overlap)
+                         if e - s > chunk_size else [(s, e)])
     return make_chunks(doc, spans)
 
 

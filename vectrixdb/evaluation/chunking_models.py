@@ -109,18 +109,23 @@ def answered(builds: list, handed: dict, assigned: list, collections: dict, answ
     cost holds the model's calls, tokens and cost, the outcomes and the first failure's words."""
     from tqdm.auto import tqdm
 
+    from vectrixdb.chat_parallel import concurrently, width
     from vectrixdb.evaluation.answers import _model_delta, _model_totals
     from vectrixdb.evaluation.reader import answered_right_why
 
     before = {"answer": _model_totals(answer), "judge": _model_totals(judge)}
     right, scored, statuses, first = {}, {}, {}, None
+
+    def one(job):  # a question's answer from the handed text, then its verdict
+        (q, name), spans = job
+        context = "\n\n".join(collections[name][d].markdown[a:c] for d, a, c in spans)
+        return answered_right_why(answer, judge, q.question, q.reference, context, threshold)
+
     for b in tqdm(builds, desc="answering", disable=not progress):
         key = (b.technique, b.size, b.heading)
         right[key], scored[key] = [], []
-        for (q, name), spans in zip(assigned, handed[key]):
-            docs = collections[name]
-            context = "\n\n".join(docs[d].markdown[a:c] for d, a, c in spans)
-            ok, status, why = answered_right_why(answer, judge, q.question, q.reference, context, threshold)
+        # a build's questions at once, up to the writers' max_concurrency, in order (chat_parallel)
+        for ok, status, why in concurrently(one, list(zip(assigned, handed[key])), workers=width(answer, judge)):
             statuses[status] = statuses.get(status, 0) + 1
             if status != "ok" and first is None:
                 first = f"{status}: {why}" if why else status
@@ -159,6 +164,7 @@ def unscored_values(builds: list, scored: dict, cost: dict, ranked: list) -> dic
 def _fill(build, collections: dict[str, list], kind: str, model: Any, size: int, heading: bool, embedder: Any) -> None:
     import numpy as np
 
+    from vectrixdb.chunk_models import notes_of
     from vectrixdb.chunking import chunk_document
     from vectrixdb.ingest import embed_text
     from vectrixdb.late import late_vectors_many
@@ -170,12 +176,13 @@ def _fill(build, collections: dict[str, list], kind: str, model: Any, size: int,
         for d, doc in enumerate(docs):
             options = {"cut_with": model} if kind == "llm" else {"embedder": embedder}
             chunks = chunk_document(doc, technique, chunk_size=size, **options)
-            for c in chunks:
+            notes = notes_of(model, doc.markdown, [(c.start, c.end) for c in chunks]) if kind == "contextual" else []
+            for i, c in enumerate(chunks):
                 handed = c.parent or c
                 spans.append((d, handed.start, handed.end))
                 text = embed_text(c, heading)
                 if kind == "contextual":
-                    note = model.note(doc.markdown, c.start, c.end)
+                    note = notes[i]  # asked at once, up to the writer's max_concurrency (chunk_models.notes_of)
                     text = f"{note}\n\n{text}" if note else text
                 texts.append(text)
             if kind == "late":

@@ -43,7 +43,18 @@ $(CHROMIUM):
 demo: $(BASE)
 	$(PY) scripts/demo.py
 
-test: $(STAMP) $(AZURITE) $(CHROMIUM)
+# ragas and DeepEval for tests/test_anchors_peers.py, in their own virtualenv: they pin what .venv holds newer
+PEERS := .cache/interop/.installed
+$(PEERS): tests/peers-requirements.txt
+	@echo "== the peers' virtualenv (.cache/interop: ragas, DeepEval; once, a few minutes)"
+	test -x .cache/interop/bin/python || $(PYTHON) -m venv .cache/interop
+	.cache/interop/bin/python -m pip install -q -r tests/peers-requirements.txt
+	touch $(PEERS)
+
+.PHONY: interop
+interop: $(PEERS)
+
+test: $(STAMP) $(AZURITE) $(CHROMIUM) $(PEERS)
 	PATH="$(CURDIR)/.cache/azurite/node_modules/.bin:$$PATH" $(PY) -m pytest -q
 
 test-fast: $(STAMP)

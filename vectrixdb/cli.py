@@ -282,11 +282,12 @@ def golden_cutoff(name: str, golden: str = typer.Option(..., help="golden file")
 
 def _register_more() -> None:
     """Commands that live in their own modules: report/evaluate/runs, serve/export, the chat model's check."""
-    from vectrixdb import cli_eval, cli_serve, cli_write
+    from vectrixdb import cli_eval, cli_golden, cli_serve, cli_write
     from vectrixdb.cli_writer import writer_app
 
     cli_eval.register(app, lambda name, path, as_: _open(name, path, as_))
     cli_write.register(golden_app, lambda name, path, as_: _open(name, path, as_))
+    cli_golden.register(golden_app, lambda name, path, as_: _open(name, path, as_))
     cli_serve.register(app)
     app.add_typer(writer_app, name="writer")
 

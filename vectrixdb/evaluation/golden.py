@@ -278,30 +278,39 @@ def iter_rows(path: str, problems: list | None = None) -> Iterator[tuple[int, st
                 yield n, text
 
 
-def load_questions(path: str) -> list[Question]:
-    """Questions from a golden file, a Bedrock prompt dataset (its rows come back unlabelled) or a
-    Vecta benchmark (JSON Lines or Vecta's CSV; foreign.py says how its fields become labels).
+def load_questions(path: str, collection: Any = None, *, by: str = "page") -> list[Question]:
+    """Questions from a golden file, a Bedrock prompt dataset (its rows come back unlabelled), a Vecta
+    benchmark (JSON Lines or Vecta's CSV; foreign.py), a ragas test set or DeepEval goldens (their
+    JSON Lines / JSON files; anchors.py says how each field is read).
+
+    With `collection`, ragas and DeepEval contexts that name no document are placed in it (by="page"
+    labels pages, "doc" documents): word for word, or by a search, whose rows come back as drafts.
+    Without it such rows come back unlabelled, their contexts as evidence.
 
     This reads what is there; check_golden() says what is wrong with it."""
-    from vectrixdb.evaluation.foreign import from_vecta, is_vecta, rows_of, vecta_problems
+    from vectrixdb.evaluation.anchors import Locator, is_deepeval, is_ragas
+    from vectrixdb.evaluation.foreign import foreign_problems, from_foreign, is_foreign, rows_of
     from vectrixdb.evaluation.schema import is_template, schema_findings
 
+    locator = Locator(collection, by) if collection is not None else None
     out = []
     for n, text, row in rows_of(path):
         if isinstance(row, ValueError):
             raise BadInput(f"{path}, line {n}: {row}") from None
-        if is_vecta(row):
-            problems = vecta_problems(row)
+        anchor = is_ragas(row) or is_deepeval(row)
+        if is_foreign(row):
+            problems = foreign_problems(row)
             if problems:
                 raise BadInput(f"{path}, line {n}, {problems[0][0]}: {problems[0][1]}")
-            row = from_vecta(row)
+            row = from_foreign(row, locator)
         if is_bedrock(row):
             problems = bedrock_problems(row)
             if problems:
                 raise BadInput(f"{path}, line {n}, {problems[0][0]}: {problems[0][1]}")
             out.append(from_bedrock(row, n))
         elif isinstance(row, dict):
-            problems = [] if is_template(row) else schema_findings(row, n)
+            unlabelled = anchor and not row["expected"]  # until a collection places its contexts
+            problems = [] if is_template(row) or unlabelled else schema_findings(row, n)
             if problems:
                 raise BadInput(f"{path}, line {n}{', ' + problems[0].field if problems[0].field else ''}: "
                                f"{problems[0].message}")

@@ -27,7 +27,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from vectrixdb.evaluation.foreign import from_vecta, is_vecta, rows_of, vecta_problems
+from vectrixdb.evaluation.foreign import foreign_row, is_foreign, rows_of
 from vectrixdb.evaluation.golden import (Question, anchor_problem, bedrock_problems, from_bedrock, is_bedrock, loose_page,
                                          split_label)
 
@@ -172,12 +172,11 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
         duplicates = getattr(row, "duplicates", ())
         check.findings += [Finding(line, key, "error", f"{key!r} is given twice in this row; only the last would count")
                            for key in duplicates]
-        if is_vecta(row):
-            problems = vecta_problems(row)
+        if is_foreign(row):  # Vecta, ragas, DeepEval (foreign.py, anchors.py); contexts placed through db
+            row, problems = foreign_row(row, held)
             check.findings += [Finding(line, where, "error", message) for where, message in problems]
             if problems:
                 continue
-            row = from_vecta(row)
         if is_bedrock(row):
             bedrock += 1
             problems = bedrock_problems(row)

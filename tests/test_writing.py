@@ -443,6 +443,7 @@ def test_the_command_writes_drafts_from_the_settings_model(bank, server, tmp_pat
     monkeypatch.setenv("VECTRIXDB_WRITER_URL", server.url)
     monkeypatch.setenv("VECTRIXDB_WRITER_MODEL", "m")
     (tmp_path / "asked.txt").write_text("Can I skip a loan payment after a flood?\n")
+    server.answer("ready")  # the command checks that the model answers before it reads a passage
     # two slots under the default mix are a search and a fact
     server.answer(scores()).answer(scores())
     server.answer(drafted("loan deferment disaster late fees", "No late fees.", "defer their loan payments with no late fees"))
@@ -453,7 +454,7 @@ def test_the_command_writes_drafts_from_the_settings_model(bank, server, tmp_pat
                                       "--examples", str(tmp_path / "asked.txt"), "--evolve", "0"])
     assert result.exit_code == 0, result.output
     assert "2 kept of 2 asked" in result.output
-    assert "Can I skip a loan payment after a flood?" in bodies(server)[2]["messages"][1]["content"]
+    assert "Can I skip a loan payment after a flood?" in bodies(server)[3]["messages"][1]["content"]
 
 
 # -- the real model ---------------------------------------------------------------------------

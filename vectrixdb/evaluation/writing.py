@@ -41,11 +41,15 @@ def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: 
                  mix: Mapping[str, float] = MIX, evolve: int = 1, *, passages: PassageConfig = PassageConfig(),
                  kinds: KindConfig = KindConfig(), checks: CheckConfig = CheckConfig(),
                  critic_config: CriticConfig = CriticConfig(), evolution: EvolutionConfig = EvolutionConfig(),
-                 executor: str = "local") -> Written:
+                 executor: str = "local", check_model: bool | None = None) -> Written:
     """Draft up to n checked questions from db (a collection, a principal's view, or a list of them)
     into a new golden file at path, every row a draft. Returns a Written (see .summary()).
     executor="ray" embeds the passages for two-place questions on a Ray cluster (embed_corpus);
-    every model call stays here, through the one writer, its limiter and its cache."""
+    every model call stays here, through the one writer, its limiter and its cache.
+    check_model: one small call to the writer (and critic) before a single passage is read
+    (model_ready.check_answers), refused at once when it does not answer; None (the default) checks
+    a writer taken from the settings (writer=None), True any writer, False none. A collection
+    with no passage to draft from says why in the notes, with no model call for drafting."""
     from vectrixdb import io
 
     started = time.perf_counter()
@@ -59,6 +63,7 @@ def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: 
     if isinstance(examples, str):
         examples = [examples]
     sources = list(db) if isinstance(db, (list, tuple)) else [db]
+    check_model = writer is None if check_model is None else check_model
     if writer is None:
         from vectrixdb.chat import ChatWriter
 
@@ -69,6 +74,11 @@ def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: 
     try:
         run = Run(_for_run(writer, store), _for_run(critic, store) if critic is not None else None,
                   [str(e) for e in examples], scenario, task, kinds, checks, critic_config, evolution, evolve)
+        if check_model:
+            from vectrixdb.evaluation.model_ready import check_answers
+
+            for one in run.writers():
+                check_answers(one, "before a single passage was read")
         return _write(sources, path, n, run, shares, passages, kinds, started, executor)
     finally:
         if store is not None:
@@ -81,6 +91,13 @@ def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages:
     eligible, skipped, seen = list_passages(sources, passages)
     out = Written(None, n=n, passages={"chunks": seen, "eligible": sum(map(len, eligible)), "tried": 0, "used": 0,
                                        "skipped": dict(skipped)})
+    if not out.passages["eligible"]:  # say why, and ask the model nothing
+        from vectrixdb.evaluation.writing_passages import none_eligible
+
+        out.notes.append(none_eligible(skipped, seen, passages) + "; no file was written")
+        out.usage = merge_usage([w.totals() for w in run.writers()])
+        out.seconds = time.perf_counter() - started
+        return out
     alike = [Alike(s, e, executor) if shares["two_place"] > 0 else None for s, e in zip(sources, eligible)]
     slots = plan_slots(eligible, n, passages.tries)
     if len(slots) < n:

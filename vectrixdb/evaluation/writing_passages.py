@@ -28,6 +28,23 @@ _QUALITY_REASON = {"caption": "picture", "contents": "contents", "numbers": "num
                    "empty": "scrap", "garbled": "garbled"}
 
 
+def none_eligible(skipped: Counter, seen: int, config: PassageConfig) -> str:
+    """Why no passage is left to draft from, reason by reason, e.g. "all 2 chunks skipped as
+    scrap: shorter than 80 characters" (the rules are skip_reason's and reading.quality's)."""
+    from vectrixdb.reading.quality import SCRAP_BELOW
+
+    if not seen:
+        return "the collection holds no chunks, so there is nothing to draft from: add documents first"
+    why = {"scrap": f"shorter than {SCRAP_BELOW} characters, spaces not counted", "picture": "a picture or its caption",
+           "contents": "a table of contents", "numbers": "mostly bare numbers", "garbled": "garbled text (a bad reading)",
+           "poor page": f"on pages the reading scored under {config.poor_below}"}
+    reasons = sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+    head = "the one chunk was" if seen == 1 else f"all {seen} chunks"
+    if len(reasons) == 1:
+        return f"{head} skipped as {reasons[0][0]}: {why.get(reasons[0][0], reasons[0][0])}"
+    return f"{head} skipped: " + ", ".join(f"{n} as {r} ({why.get(r, r)})" for r, n in reasons)
+
+
 @dataclass(frozen=True)
 class Passage:
     """One chunk a question may be drafted from. `text` is what the model is shown; `pieces` are

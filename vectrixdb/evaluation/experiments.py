@@ -130,7 +130,8 @@ def compare_runs(a: Any, b: Any, *, folder: str | None = None, confidence: float
     rule = RULE.format(m=len(rows), alpha=alpha)
     frame.attrs["rule"] = rule
     label = lambda r, fallback: r.get("run_id") or r.get("name") or r.meta.get("name") or fallback  # noqa: E731
-    values = {"a": label(a, "A"), "b": label(b, "B"),
+    named = lambda r: r.meta.get("name") or r.get("name")  # noqa: E731 - what a figure calls the run
+    values = {"a": label(a, "A"), "b": label(b, "B"), "a_name": named(a), "b_name": named(b),
               "kinds": [a.kind, b.kind], "questions": len(both), "only_a": len(ta) - len(both),
               "only_b": len(tb) - len(both), "confidence": confidence, "measures": len(rows),
               "correction": "Holm-Bonferroni", "rule": rule, "undetectable": undetectable,

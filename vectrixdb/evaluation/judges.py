@@ -42,6 +42,7 @@ class Rubric:
     asks: str  # what the judge scores, in one paragraph
     needs_reference: bool = False
     needs_sources: bool = False
+    reads_sources: bool = False  # shown the sources when given, though it can judge without them
 
 
 RUBRICS: dict[str, Rubric] = {}
@@ -49,7 +50,7 @@ RUBRICS: dict[str, Rubric] = {}
 
 def register(rubric: Rubric) -> Rubric:
     if rubric.name in RUBRICS:
-        raise ValueError(f"rubric {rubric.name!r} is registered twice")
+        raise BadInput(f"rubric {rubric.name!r} is registered twice")
     RUBRICS[rubric.name] = rubric
     return rubric
 
@@ -67,7 +68,7 @@ register(Rubric("helpfulness", "Would the person who asked find the answer usefu
 register(Rubric("accuracy", "How well does the answer match the expected answer in meaning (not wording)? 1: the "
                 "same meaning; 0: a different or wrong answer.", needs_reference=True))
 register(Rubric("groundedness", "Is the answer self-consistent and free of invented facts, staying within what the "
-                "sources (when given) support? 1: nothing invented; 0: mostly invented."))
+                "sources (when given) support? 1: nothing invented; 0: mostly invented.", reads_sources=True))
 
 BEDROCK_METRICS = ("correctness", "completeness", "faithfulness", "helpfulness")
 GENERATION_METRICS = ("accuracy", "groundedness")
@@ -161,7 +162,11 @@ def check_score(value: Any, metric: str, question: str) -> float:
 
 def messages_for(metric: str, question: str, reference: str | None, answer: str, sources: list,
                  repeat: int = 0) -> list[dict]:
-    """The judge's prompt: the rubric, then the material as data (see chat_prompt.passage)."""
+    """The judge's prompt: the rubric, then the material as data (see chat_prompt.passage). A rubric
+    reads only what it declares: the reference when it needs one (faithfulness is judged against the
+    sources, not against the expected answer), the sources when it needs or reads them (correctness
+    is judged against the reference): each judgement rests on its own evidence, and the prompt is
+    shorter."""
     from vectrixdb.chat_prompt import DATA_NOTE, passage
 
     r = rubric(metric)
@@ -170,9 +175,10 @@ def messages_for(metric: str, question: str, reference: str | None, answer: str,
     if repeat:  # a separate sample of the same judgement (its own cache entry)
         system += f" (Independent grading number {repeat + 1}.)"
     parts = [passage(question, "question")]
-    if reference:
+    if reference and r.needs_reference:
         parts.append(passage(reference, "expected answer"))
-    parts += [passage(str(s), f"source {i + 1}") for i, s in enumerate(sources or [])]
+    if r.needs_sources or r.reads_sources:
+        parts += [passage(str(s), f"source {i + 1}") for i, s in enumerate(sources or [])]
     parts.append(passage(answer, "answer to grade"))
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
 

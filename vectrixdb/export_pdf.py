@@ -13,6 +13,8 @@ import os
 from typing import Any
 from xml.sax.saxutils import escape
 
+FIGURE_HEIGHT = 23 * 28.35  # points: a figure may take a page (title and caption beside), so a 40-row heatmap's
+# numbers print at 6 pt or more
 GRADE_COLOURS = {"A": "#12a05c", "B": "#5cb85c", "C": "#e0a800", "D": "#e57a1f", "F": "#d13b2f"}
 
 
@@ -174,7 +176,7 @@ def build(doc: dict[str, Any]) -> bytes:
                                        for j, v in enumerate(r["scores"])}))
     for n, fig in enumerate(doc["figures"], 1):
         story.append(KeepTogether([P(f"Figure {n}. {fig['title']}", st["h2"]),
-                                   image(fig["png"], width, 17 * cm), P(fig["caption"], st["small"])]))
+                                   image(fig["png"], width, FIGURE_HEIGHT), P(fig["caption"], st["small"])]))
     story += [PageBreak(), P("Manifest", st["h1"]), grid([[k, v] for k, v in doc["manifest"]], st, [4 * cm, width - 4 * cm],
                                                          header=False)]
     story += [gap, P("Appendix: misses", st["h1"]), P(doc["appendix_note"], st["small"])]

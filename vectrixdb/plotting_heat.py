@@ -25,7 +25,7 @@ def cell_numbers(ax, image, data, fmt: str | Callable[[float], str] = "{:.2f}", 
 
 def colour_bar(fig, ax, image, label: str, ticks=None, ticklabels=None):
     """A colour bar beside the heatmap, labelled; ticks (and their words) where given."""
-    bar = fig.colorbar(image, ax=ax, label=label, fraction=0.06, pad=0.03, ticks=ticks)
+    bar = fig.colorbar(image, ax=ax, label=label, fraction=0.05, pad=0.03, aspect=30, ticks=ticks)
     if ticklabels is not None:
         bar.set_ticklabels(ticklabels)
     bar.ax.tick_params(labelsize=7)

@@ -7,7 +7,8 @@ are left out, since an all-grey column says nothing. Empty cells stay grey: unde
 from __future__ import annotations
 
 SKIP = ("latency", "first_right", "expected", "expected_n", "of", "chunks", "questions")
-MAX_ROWS = 60
+MAX_ROWS = 40  # the heatmap figure's rows and columns: see question_heatmap
+MAX_COLUMNS = 10
 
 
 UNDEFINED_RGB = (221, 221, 221)  # grey: a score that is undefined for the question, not 0
@@ -77,28 +78,33 @@ def key_scores(frame) -> list[str]:
     return keep
 
 
-def question_heatmap(report, max_rows: int = MAX_ROWS):
-    """Questions (first max_rows) x score columns in the tables' colours (red 0 to green 1), with a
-    colour bar; each cell's number in black or white, whichever is legible on its colour (text_on)."""
+def question_heatmap(report, max_rows: int = MAX_ROWS, max_columns: int = MAX_COLUMNS):
+    """Questions (first max_rows) x score columns (first max_columns) in the tables' colours (red 0
+    to green 1), with a colour bar; each cell's number in black or white, whichever is legible on
+    its colour (text_on). Sized so its 7 pt numbers stay at least 6 pt where the PDF fits it to the
+    page (export_pdf.FIGURE_HEIGHT) and 9 px on the dashboard: a cell is 0.55 x 0.2 inches, hence
+    the caps; the run's table has every row and column."""
     import matplotlib.pyplot as plt
     import numpy as np
 
     from vectrixdb.plotting_heat import cell_numbers, colour_bar, heat_cmap
 
     frame = report.frame
-    columns = key_scores(frame)
-    if not columns:
+    every = key_scores(frame)
+    if not every:
         raise ValueError("no score columns")
+    columns = every[:max_columns]
     shown = frame.head(max_rows)
     data = shown[columns].astype(float).to_numpy()
-    fig, ax = plt.subplots(figsize=(1.0 * len(columns) + 4.5, 0.32 * len(shown) + 1.8))
+    fig, ax = plt.subplots(figsize=(0.55 * len(columns) + 2.8, 0.2 * len(shown) + 1.7))
     image = ax.imshow(np.ma.masked_invalid(data), aspect="auto", cmap=heat_cmap(), vmin=0, vmax=1)
-    cell_numbers(ax, image, data, "{:.2f}")
-    colour_bar(fig, ax, image, "score (0-1); grey cell: undefined")
-    ax.set_xticks(range(len(columns)), [str(c) for c in columns], rotation=40, ha="right", fontsize=8)
-    labels = [str(i) if len(str(i)) <= 28 else str(i)[:27] + "…" for i in shown.index]
+    cell_numbers(ax, image, data, "{:.2f}", fontsize=7)
+    colour_bar(fig, ax, image, "score (0-1); grey: undefined")
+    ax.set_xticks(range(len(columns)), [str(c) for c in columns], rotation=45, ha="right", fontsize=7)
+    labels = [str(i) if len(str(i)) <= 24 else str(i)[:23] + "…" for i in shown.index]
     ax.set_yticks(range(len(shown)), labels, fontsize=7)
-    more = f" (first {max_rows} of {len(frame)})" if len(frame) > max_rows else ""
-    ax.set_title(f"per-question scores{more}; grey: undefined", fontsize=9)
+    cut = [f"first {len(shown)} of {len(frame)} questions"] if len(frame) > len(shown) else []
+    cut += [f"first {len(columns)} of {len(every)} scores"] if len(every) > len(columns) else []
+    ax.set_title("per-question scores" + (f" ({'; '.join(cut)}; the table has all)" if cut else ""), fontsize=8)
     fig.tight_layout()
     return fig

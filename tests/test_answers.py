@@ -101,7 +101,8 @@ def test_a_model_judge_counts_unscorable_replies_and_never_averages_them(tmp_pat
         server.answer(verdict(0.4))                                    # q3: ok
         server.answer(verdict(1.0))                                    # q4: ok
         writer = ChatWriter(server.url, model="judge", cache=str(tmp_path / "judge.sqlite"), max_retries=0,
-                            prices={"judge": {"prompt": 1.0, "completion": 2.0}})
+                            prices={"judge": {"prompt": 1.0, "completion": 2.0}},
+                            max_concurrency=1)  # the script answers in the order asked
         report = answer_report(QS, ANSWERS, writer, metrics=["correctness"])
         assert report["outcomes"]["correctness"] == {"ok": 3, "parse_failed": 2}
         assert report["scored"]["correctness"] == 3

@@ -188,3 +188,35 @@ def test_the_first_failure_in_input_order_is_raised_and_later_items_do_not_start
     with pytest.raises(KeyError):
         concurrently(work, range(40), workers=4)
     assert {0, 1, 2, 3} <= set(started) and len(started) < 40
+
+
+# -- the call sites -----------------------------------------------------------------------------
+
+def test_judge_items_asks_every_verdict_at_once_and_keeps_each_in_its_row(served):
+    from vectrixdb.evaluation.answers import judge_items
+
+    def grade(body: dict):  # the score depends only on the answer graded, whatever the order
+        score = 1.0 if "GOOD-ANSWER" in asked(body) else 0.0
+        return 200, completion(json.dumps({"score": score, "reason": "as the reference says"})), {}
+    server = served(respond=grade, hold_until=3, hold_for=20)
+    answers = [{"key": str(i), "question": f"Question {i}?", "reference": "The reference.", "sources": ["A source."],
+                "answer": "GOOD-ANSWER" if i % 2 else "BAD-ANSWER"} for i in range(4)]
+    rows = judge_items(writer(server, max_concurrency=3), answers, ["correctness", "faithfulness"], repeats=2)
+    assert [r["id"] for r in rows] == ["0", "1", "2", "3"]
+    assert [(r["correctness"], r["faithfulness"]) for r in rows] == [(0.0, 0.0), (1.0, 1.0)] * 2
+    assert server.most_at_once == 3 and len(server.requests) == 16  # 4 answers x 2 metrics x 2 repeats
+
+
+def test_slots_choose_at_once_only_when_no_two_can_score_the_same_passage():
+    from types import SimpleNamespace
+
+    from vectrixdb.evaluation.writing import apart
+    from vectrixdb.evaluation.writing_passages import Slot
+
+    def slot(ids: str, section: int) -> Slot:
+        return Slot(0, [SimpleNamespace(chunk_id=i) for i in ids], section)
+    assert apart([slot("abcxyz", 6), slot("defabc", 6)], tries=3)  # first three of each section: abc, def
+    assert not apart([slot("abcxyz", 6), slot("cdefab", 6)], tries=3)  # c could be scored by both
+    assert not apart([slot("aab", 3)], tries=3)  # a passage twice: the slot would score past its first three
+    assert apart([slot("ab", 2), slot("ba", 0)], tries=3)  # the second slot has no section of its own to score
+    assert apart([], tries=3)

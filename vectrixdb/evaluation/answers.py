@@ -25,6 +25,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from vectrixdb.chat_parallel import concurrently, width
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import provenance, questions_of
 from vectrixdb.evaluation.judges import BEDROCK_METRICS, as_judge, check_inputs, check_score, is_model, rubric
@@ -42,12 +43,21 @@ def judge_items(judge: Any, items: list[dict], metrics: Sequence[str], *, repeat
     for m in metrics:
         rubric(m)
     call = as_judge(judge)
+
+    def verdict(ask: tuple) -> Any:
+        n, metric, r = ask
+        item = items[n]
+        return call(metric, item["question"], item.get("reference"), item["answer"], item.get("sources") or [],
+                    repeat=r)
+
+    asks = [(n, metric, r) for n in range(len(items)) for metric in metrics for r in range(repeats)]
+    # every verdict at once, up to a ChatWriter's max_concurrency (a function judge: one at a time, in order)
+    got = dict(zip(asks, concurrently(verdict, asks, workers=width(judge))))
     rows = []
-    for item in items:
+    for n, item in enumerate(items):
         row = {"id": item["key"]}
         for metric in metrics:
-            verdicts = [call(metric, item["question"], item.get("reference"), item["answer"], item.get("sources") or [],
-                             repeat=r) for r in range(repeats)]
+            verdicts = [got[(n, metric, r)] for r in range(repeats)]
             scores = [v.score for v in verdicts if v.status == "ok"]
             failed = [v.status for v in verdicts if v.status != "ok"]
             row[metric] = float(np.mean(scores)) if scores else None
@@ -184,11 +194,14 @@ def calibrate(judge: Any, labelled: Iterable[dict], *, threshold: float = 0.5, r
         items.append({"key": str(row.get("id", i + 1)), **row, "human": None})
     for metric in sorted({row["metric"] for row in rows}):
         check_inputs(rubric(metric).name, [item for item in items if item["metric"] == metric])
+    for row in rows:  # every person's score checked before any judge is asked
+        check_score(row["human"], row["metric"], row["question"])
+    # the items at once, up to a ChatWriter's max_concurrency (a function judge: one at a time, in order)
+    every = concurrently(lambda pair: judge_items(judge, [pair[0]], [pair[1]["metric"]], repeats=repeats,
+                                                  threshold=threshold)[0], list(zip(items, rows)), workers=width(judge))
     judged = []
-    for item, row in zip(items, rows):
+    for item, row, got in zip(items, rows, every):
         human = row["human"]
-        check_score(human, row["metric"], row["question"])
-        got = judge_items(judge, [item], [row["metric"]], repeats=repeats, threshold=threshold)[0]
         judged.append({"id": item["key"], "metric": row["metric"], "human": float(human), "judge": got[row["metric"]],
                        "reason": got[f"{row['metric']} reason"], "outcome": got[f"{row['metric']} outcome"]})
     frame = pd.DataFrame(judged).set_index("id")

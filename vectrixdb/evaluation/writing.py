@@ -21,10 +21,12 @@ resumes, and the same run again makes no calls (every prompt depends only on its
 from __future__ import annotations
 
 import copy
+import threading
 import time
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
+from vectrixdb.chat_parallel import concurrently, width
 from vectrixdb.errors import AlreadyExists, BadInput
 from vectrixdb.evaluation import writing_prompts as prompts
 from vectrixdb.evaluation.writing_checks import check_draft, repeat_key, row_parts
@@ -104,7 +106,9 @@ def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages:
         out.notes.append(f"only {len(slots)} passage slot(s) for n={n}: the collection has {out.passages['eligible']} "
                          "eligible chunk(s)")
     tried: set[str] = set()
-    chosen = [run.choose(slot, passages, tried, None, within=True) for slot in slots]
+    # every slot's first passage at once when no two slots could score the same one: what one by one gives
+    chosen = concurrently(lambda slot: run.choose(slot, passages, tried, None, within=True), slots,
+                          workers=width(run.critic) if apart(slots, passages.tries) else 1)
     paired = [bool(c and alike[s.source] and alike[s.source].partners(c, kinds)) for c, s in zip(chosen, slots)]
     plan, wanted, notes = plan_kinds(shares, paired)
     out.notes += notes
@@ -145,6 +149,19 @@ def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages:
         out.notes.append("no question was kept, so no file was written")
     out.seconds = time.perf_counter() - started
     return out
+
+
+def apart(slots: list[Slot], tries: int) -> bool:
+    """Whether the slots may choose their first passages at once: the first `tries` candidates of each
+    slot's section are distinct and no other slot's, so no slot can score (or skip) a passage another
+    scored, and each chooses what it would choose one slot after another."""
+    seen: set[str] = set()
+    for slot in slots:
+        ids = [c.chunk_id for c in slot.candidates[:slot.section][:tries]]
+        if len(set(ids)) < len(ids) or seen.intersection(ids):
+            return False
+        seen.update(ids)
+    return True
 
 
 def _for_run(writer: Any, store: Any) -> Any:
@@ -190,6 +207,7 @@ class Run:
         self.evolved: dict[str, Any] = {"asked": 0, "rewritten": 0, "kept_before": Counter()}
         self.tried = 0
         self.turn = 0
+        self.counting = threading.Lock()
 
     def writers(self) -> list:
         return [self.writer] if self.critic is self.writer else [self.writer, self.critic]
@@ -202,8 +220,9 @@ class Run:
         for candidate in slot.candidates[:slot.section] if within else slot.candidates:
             if candidate.chunk_id in tried or (fits is not None and not fits(candidate)):
                 continue
-            tried.add(candidate.chunk_id)
-            self.tried += 1
+            with self.counting:  # slots choose at once (apart)
+                tried.add(candidate.chunk_id)
+                self.tried += 1
             scored += 1
             outcome = self.critic.ask(prompts.passage_critic(candidate, self.scenario, self.task),
                                       prompts.PASSAGE_SCORES, max_tokens=SCORE_TOKENS)

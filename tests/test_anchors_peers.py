@@ -18,7 +18,8 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.test_anchors import ROWS, quote, uber  # noqa: F401 - the module's collection fixture
-from vectrixdb.evaluation import load_questions
+from vectrixdb.errors import BadInput
+from vectrixdb.evaluation import check_golden, load_questions
 from vectrixdb.evaluation.anchors_write import save_deepeval, save_ragas
 
 PEERS = Path(os.environ.get("VECTRIXDB_PEERS_PYTHON") or ROOT / ".cache" / "interop" / "bin" / "python")
@@ -49,6 +50,7 @@ samples = [SingleTurnSample(user_input="What does page 3 say?", reference="It sa
            SingleTurnSample(user_input="Which page lists the risks?", reference_context_ids=["uber_2021.pdf#page=2"],
                             response="a system's answer", retrieved_contexts=["what it retrieved"])]
 EvaluationDataset(samples=samples).to_jsonl("dataset.jsonl")
+EvaluationDataset(samples=samples[:1]).to_csv("dataset.csv")  # its to_csv takes one shape of sample
 Testset(samples=[TestsetSample(eval_sample=s, synthesizer_name="single_hop_specific_query_synthesizer")
                  for s in samples]).to_jsonl("testset.jsonl")
 print(json.dumps([open(n).read() for n in ("dataset.jsonl", "testset.jsonl")]))
@@ -63,6 +65,9 @@ print(json.dumps([open(n).read() for n in ("dataset.jsonl", "testset.jsonl")]))
             (name == "testset.jsonl")
         unplaced = load_questions(str(tmp_path / name))[0]  # no collection: contexts kept as evidence, no label
         assert unplaced.expected == () and unplaced.evidence == (on_3,)
+    with pytest.raises(BadInput, match=r"line 1: a ragas CSV is not read .*to_jsonl"):
+        load_questions(str(tmp_path / "dataset.csv"))
+    assert [f.line for f in check_golden(str(tmp_path / "dataset.csv")).errors if "ragas CSV" in f.message] == [1]
 
 
 def test_our_ragas_file_is_what_ragas_loads_and_ragas_own_rewrite_keeps_the_relevant_ids(uber, tmp_path):  # noqa: F811
@@ -98,10 +103,13 @@ goldens = [Golden(input="What does page 3 say?", expected_output="It says so.", 
                   source_file="/data/uber_2021.pdf", name="g-1"),
            Golden(input="Which company files it?", expected_output="Uber.", source_file="/data/uber_2021.pdf",
                   actual_output="a system's answer", retrieval_context=["what it retrieved"])]
-names = [EvaluationDataset(goldens=goldens).save_as(kind, ".", file_name="goldens") for kind in ("json", "jsonl")]
+names = [EvaluationDataset(goldens=goldens).save_as(kind, ".", file_name="goldens") for kind in ("json", "jsonl", "csv")]
 print(json.dumps(names))
 """
-    for name in peer(code, tmp_path):
+    *names, csv = peer(code, tmp_path)
+    with pytest.raises(BadInput, match=r"line 1: a DeepEval CSV is not read: save the dataset as json"):
+        load_questions(str(tmp_path / Path(csv).name))
+    for name in names:
         one, two = load_questions(str(tmp_path / Path(name).name), uber)
         assert (one.id, one.question, one.reference, one.expected, one.evidence, one.draft) == (
             "g-1", "What does page 3 say?", "It says so.", ("uber_2021.pdf#page=3",), (on_3,), False)

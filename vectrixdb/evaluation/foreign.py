@@ -118,6 +118,7 @@ def rows_of(path: str, problems: list | None = None) -> Iterator[tuple[int, str,
     ValueError that says why the line is not one), one JSON array (a file whose first line begins
     with `[`, unless it is JSON Lines of arrays: each element, with the line it begins on), or a
     Vecta CSV, recognised by its header (row is a dict of the columns; line is where the record begins)."""
+    from vectrixdb.errors import BadInput
     from vectrixdb.evaluation.golden import iter_rows, parse_row
 
     lines = iter_rows(path, problems)
@@ -131,6 +132,11 @@ def rows_of(path: str, problems: list | None = None) -> Iterator[tuple[int, str,
             yield from _json_array(path)
             return
         lines = _chain(second, lines)
+    other = _other_csv(first[1])
+    if other:  # one error, not one a line
+        lines.close()
+        yield first[0], first[1][:200], BadInput(other)
+        return
     if not _is_vecta_header(first[1]):
         for n, text in _chain(first, lines):
             try:
@@ -189,6 +195,21 @@ def _pairs(pairs):
 def _chain(first, rest):
     yield first
     yield from rest
+
+
+def _other_csv(line: str) -> str | None:
+    """Why a ragas or DeepEval CSV is not read (their lists do not survive it), or None."""
+    if line.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        header = set(next(csv.reader([line]), []))
+    except csv.Error:
+        return None
+    if {"user_input", "reference"} <= header or {"user_input", "reference_contexts"} <= header:
+        return "a ragas CSV is not read (its lists are Python text there): save the test set with to_jsonl()"
+    if {"input", "expected_output"} <= header:
+        return "a DeepEval CSV is not read: save the dataset as json (EvaluationDataset.save_as('json', folder))"
+    return None
 
 
 def _is_vecta_header(line: str) -> bool:

@@ -8,10 +8,12 @@ person reads them (DeepEval's synthesizer steps, in vectrixdb's terms).
    collections, documents and sections; a critic picks the best of up to 3 per slot (bar 0.7).
 2. Kinds (writing_summary.plan_kinds): the mix over search / fact / how-why / two-place / long;
    a two-place question takes passages alike by the collection's own model, on other pages.
-3. Checks no model makes (writing_checks), 4. the question critic, 5. one rewrite each (evolve=):
-   a draft that fails a check or the critic is sent back with the reason, up to CriticConfig.tries
-   drafts; one that never passes is set aside and the slot tries another passage. A rewrite that
-   fails keeps the question before it.
+3. Checks no model makes (writing_checks): the passages go to the model as numbered sentences
+   (writing_spans) and it names the ones that answer, so its evidence is cut by code, word for
+   word, and a style example returned as a question is sent back; 4. the question critic;
+   5. one rewrite each (evolve=): a draft that fails a check or the critic is sent back with the
+   reason, up to CriticConfig.tries drafts; one that never passes is set aside and the slot tries
+   another passage. A rewrite that fails keeps the question before it.
 
 Nothing is written until the end and `path` is checked before any model call, so a refusal
 (`Refused`, raised by ChatWriter with what the service said) stops the run with nothing written,
@@ -29,7 +31,7 @@ from typing import Any, Mapping, Sequence
 from vectrixdb.chat_parallel import concurrently, width
 from vectrixdb.errors import AlreadyExists, BadInput
 from vectrixdb.evaluation import writing_prompts as prompts
-from vectrixdb.evaluation.writing_checks import check_draft, repeat_key, row_parts
+from vectrixdb.evaluation.writing_checks import check_draft, pick, repeat_key, row_parts
 from vectrixdb.evaluation.writing_config import (MIX, CheckConfig, CriticConfig, EvolutionConfig, KindConfig,
                                                  PassageConfig, check_mix)
 from vectrixdb.evaluation.writing_passages import Alike, Passage, Slot, list_passages, plan_slots
@@ -238,9 +240,9 @@ class Run:
         rewrite it evolve times; None when it never passed (set aside)."""
         history: list[tuple[str, str]] = []
         for _ in range(self.critic_config.tries):
-            messages = prompts.draft(group, kind, self.examples, self.scenario, self.task, self.kinds.long_words,
-                                     self.kinds.search_words, history)
-            passed, question, why = self._attempt(messages, kind, group, self.written)
+            messages, spans = prompts.draft(group, kind, self.examples, self.scenario, self.task, self.kinds.long_words,
+                                            self.kinds.search_words, history)
+            passed, question, why = self._attempt(messages, spans, kind, group, self.written)
             if passed is not None:
                 passed = self._rewrite(passed, group)
                 self.written.add(repeat_key(passed.question))
@@ -248,21 +250,24 @@ class Run:
             history.append((question, why))
         return None
 
-    def _attempt(self, messages, kind, group, written) -> tuple[Draft | None, str, str]:
-        """One draft through the checks and the critic: (the draft or None, its question, why not)."""
-        outcome = self.writer.ask(messages, prompts.DRAFT, max_tokens=DRAFT_TOKENS)
+    def _attempt(self, messages, spans, kind, group, written) -> tuple[Draft | None, str, str]:
+        """One draft through the checks and the critic: (the draft or None, its question, why not).
+        The evidence is the text of the sentences the model chose (writing_spans), cut by code."""
+        outcome = self.writer.ask(messages, prompts.draft_schema(len(spans)), max_tokens=DRAFT_TOKENS)
         if not outcome.ok:
             self.sent_back[f"unreadable ({outcome.status})"] += 1
             return None, "", f"the answer was not the JSON asked for ({outcome.reason})"
         value = outcome.value
         question, answer = str(value["question"]), str(value["answer"])
-        reason, why, found = check_draft(question, answer, list(value["quotes"]), kind, group, written,
-                                         self.checks, self.kinds)
+        reason, why, found = pick(list(value["sentences"]), spans, answer, self.checks)
+        if not reason:
+            reason, why, found = check_draft(question, answer, found, kind, group, written, self.checks, self.kinds,
+                                             self.examples)
         if reason:
             self.sent_back[reason] += 1
             return None, question, why
-        verdict = self.critic.ask(prompts.question_critic(question, answer, kind, group), prompts.QUESTION_SCORES,
-                                  max_tokens=SCORE_TOKENS)
+        verdict = self.critic.ask(prompts.question_critic(question, answer, kind, group, [f.quote for f in found]),
+                                  prompts.QUESTION_SCORES, max_tokens=SCORE_TOKENS)
         if not verdict.ok:
             self.sent_back[f"critic unreadable ({verdict.status})"] += 1
             return None, question, "the critic could not score it"
@@ -281,10 +286,10 @@ class Run:
             way = ways[self.turn % len(ways)]
             self.turn += 1
             self.evolved["asked"] += 1
-            messages = prompts.rewrite(draft.question, draft.kind, way, group, self.examples, self.scenario,
-                                       self.task, self.kinds.long_words, self.kinds.search_words)
+            messages, spans = prompts.rewrite(draft.question, draft.kind, way, group, self.examples, self.scenario,
+                                              self.task, self.kinds.long_words, self.kinds.search_words)
             before = Counter(self.sent_back)
-            better, _, _ = self._attempt(messages, draft.kind, group, self.written | {repeat_key(draft.question)})
+            better, _, _ = self._attempt(messages, spans, draft.kind, group, self.written | {repeat_key(draft.question)})
             failed = self.sent_back - before
             self.sent_back = before  # a rewrite's failure is counted as the rewrite's, not as a draft sent back
             if better is None:

@@ -12,8 +12,8 @@ import pytest
 from tests.conftest import PDFS, ROOT, StandInEmbedder, require
 from vectrixdb import Vectrix
 from vectrixdb.errors import AlreadyExists, BadInput
-from vectrixdb.evaluation import Question, check_golden, load_questions
-from vectrixdb.evaluation.anchors_write import deepeval_rows, save_deepeval, save_ragas
+from vectrixdb.evaluation import Question, check_golden, load_questions, save_deepeval, save_ragas
+from vectrixdb.evaluation.anchors_write import deepeval_rows
 
 SAMPLES = ROOT / "data" / "anchors"
 

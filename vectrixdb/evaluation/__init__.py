@@ -8,6 +8,7 @@ import importlib
 
 _EXPORTS = {
     "Question": "golden", "save_questions": "golden", "load_questions": "golden", "read_golden": "golden",
+    "save_ragas": "anchors_write", "save_deepeval": "anchors_write",
     "check_golden": "schema", "GoldenCheck": "schema", "Finding": "schema",
     "suggest_expected": "suggest",
     "load_beir": "beir", "BeirData": "beir",

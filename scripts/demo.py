@@ -47,7 +47,17 @@ def main() -> int:
         print(f"\nretrieval on {golden.name}: recall@1 {report['recall'][1]:.2f}, recall@3 {report['recall'][3]:.2f}, "
               f"MRR {report['mrr']:.2f} over {report['questions']} questions")
     print(f"\ndone in {time.perf_counter() - start:.1f}s")
+    print(f"search it yourself: {search_command(Path(info['path']).parent, QUERIES[0])}")
     return 0
+
+
+def search_command(root: Path, query: str) -> str:
+    """The `vectrixdb search` line that finds the demo's collection from here: it lives under the
+    demo's own home, not the default root the command searches without --path."""
+    here = Path.cwd().resolve()
+    root = root.resolve()
+    shown = root.relative_to(here) if root.is_relative_to(here) else root
+    return f'vectrixdb search demo "{query}" --path {shown}'
 
 
 if __name__ == "__main__":

@@ -24,23 +24,23 @@ def test_add_search_info(tmp_path):
     assert json.loads(done.output)["documents"] == 1
 
 
-def test_errors_exit_1_with_a_message(tmp_path):
+def test_errors_exit_with_their_kinds_status_and_a_message(tmp_path):
     done = runner.invoke(app, ["add", "pol", str(tmp_path / "nope.md"), "--path", str(tmp_path)])
-    assert done.exit_code == 1 and "no such file" in done.output
+    assert done.exit_code == 3 and "no such file" in done.output  # NotFound (cli.EXIT_CODES)
     assert not (tmp_path / "pol").exists()  # a refused first add creates nothing
     doc = tmp_path / "a.md"
     doc.write_text("Some text.")
     assert runner.invoke(app, ["add", "pol", str(doc), "--path", str(tmp_path)]).exit_code == 0
     done = runner.invoke(app, ["search", "pol", "x", "--mode", "fuzzy", "--path", str(tmp_path)])
-    assert done.exit_code == 1 and "unknown search mode" in done.output
+    assert done.exit_code == 2 and "unknown search mode" in done.output  # BadInput
 
 
 def test_add_takes_every_argument_as_a_file(tmp_path):
     (tmp_path / "sample").mkdir()
-    for arg, words in (("notes", "notes: no such file"), (str(tmp_path / "sample"), "is a folder"),
-                       ("report.docx", "report.docx: no such file")):
+    for arg, words, code in (("notes", "notes: no such file", 3), (str(tmp_path / "sample"), "is a folder", 2),
+                             ("report.docx", "report.docx: no such file", 3)):
         done = runner.invoke(app, ["add", "pol", arg, "--path", str(tmp_path / "cols")])
-        assert done.exit_code == 1 and words in done.output and done.exception is not None
+        assert done.exit_code == code and words in done.output and done.exception is not None
         assert done.output.count("\n") == 1 and done.output.startswith("error: ")
     assert not (tmp_path / "cols" / "pol").exists()
 
@@ -57,7 +57,7 @@ def test_reads_on_a_missing_collection_create_nothing(tmp_path):
                 ["golden", "label", "ghost", "--questions", str(golden), "--out", str(tmp_path / "out.jsonl")]]
     for command in commands:
         done = runner.invoke(app, [*command, "--path", str(root)])
-        assert done.exit_code == 1, (command, done.output)
+        assert done.exit_code == 3, (command, done.output)  # NotFound
         assert f"error: no collection 'ghost' under {root}; existing: real" in done.output, command
     assert sorted(os.listdir(root)) == ["real"] and not (tmp_path / "out.jsonl").exists()
 
@@ -66,7 +66,7 @@ def test_a_corrupt_catalog_is_one_line_naming_the_file(tmp_path):
     (tmp_path / "pol").mkdir()  # garbage where a catalog should be (no connection to it in this process)
     (tmp_path / "pol" / "catalog.sqlite").write_bytes(b"garbage " * 1000)
     done = runner.invoke(app, ["info", "pol", "--path", str(tmp_path)])
-    assert done.exit_code == 1 and "catalog.sqlite" in done.output and "delete the folder" in done.output
+    assert done.exit_code == 5 and "catalog.sqlite" in done.output and "delete the folder" in done.output  # Corrupt
     assert "Traceback" not in done.output and done.output.count("\n") == 1
 
 
@@ -116,7 +116,7 @@ def test_as_a_principal(guarded, tmp_path):
     done = runner.invoke(app, ["info", "pol", "--as", "group=staff", "--path", str(guarded)])
     assert done.exit_code == 0 and json.loads(done.output)["documents"] == 2
     done = runner.invoke(app, ["search", "pol", "merger", "--as", "staff", "--path", str(guarded)])
-    assert done.exit_code == 1 and "attribute=value" in done.output
+    assert done.exit_code == 2 and "attribute=value" in done.output
     golden = tmp_path / "golden.jsonl"
     golden.write_text(json.dumps({"question": "When does the merger close?", "expected": ["board"]}) + "\n")
     owner = runner.invoke(app, ["golden", "check", str(golden), "--collection", "pol", "--path", str(guarded)])
@@ -126,7 +126,7 @@ def test_as_a_principal(guarded, tmp_path):
     assert "'board' is not in collection" in staff.output  # as though it were not there
     assert "1 ready (1 naming a document or page the collection does not hold)" in staff.output
     done = runner.invoke(app, ["golden", "check", str(golden), "--as", "group=staff"])
-    assert done.exit_code == 1 and "--as needs --collection" in done.output
+    assert done.exit_code == 2 and "--as needs --collection" in done.output
 
 
 def test_a_command_group_added_later_runs_inside_the_same_handler():
@@ -151,7 +151,7 @@ def test_a_command_group_added_later_runs_inside_the_same_handler():
 
     root.add_typer(extra, name="extra")
     done = runner.invoke(root, ["extra", "missing"])
-    assert done.exit_code == 1 and done.output == "error: no such thing\nsecond line\n"  # a line each, spaces folded
+    assert done.exit_code == 3 and done.output == "error: no such thing\nsecond line\n"  # a line each, spaces folded
 
 
 def test_version_help_and_json_everywhere(tmp_path, policies):
@@ -203,13 +203,13 @@ def test_a_failed_first_add_leaves_no_collection(tmp_path):
     bad = tmp_path / "broken.pdf"
     bad.write_bytes(b"%PDF-1.7\nthis is not a PDF body at all\n")
     done = runner.invoke(app, ["add", "pol", str(bad), "--path", str(tmp_path / "cols")])
-    assert done.exit_code == 1 and done.output.startswith("error: "), done.output
+    assert done.exit_code == 2 and done.output.startswith("error: "), done.output  # an unreadable PDF: BadInput
     assert not (tmp_path / "cols" / "pol").exists()
     good = tmp_path / "a.md"
     good.write_text("Some text about deferment.")
     assert runner.invoke(app, ["add", "pol", str(good), "--path", str(tmp_path / "cols")]).exit_code == 0
     again = runner.invoke(app, ["add", "pol", str(bad), "--path", str(tmp_path / "cols")])
-    assert again.exit_code == 1 and (tmp_path / "cols" / "pol").exists()  # an existing collection stays as it was
+    assert again.exit_code == 2 and (tmp_path / "cols" / "pol").exists()  # an existing collection stays as it was
     done = runner.invoke(app, ["info", "pol", "--path", str(tmp_path / "cols")])
     assert json.loads(done.output)["documents"] == 1
 

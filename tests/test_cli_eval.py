@@ -42,7 +42,7 @@ def test_a_bad_gate_or_output_choice_is_refused_before_anything_runs(policies, t
                       (["--fail-under", "foo"], "takes NAME=NUMBER"),
                       (["--json", "--csv"], "give one")):
         done = run("report", "test", "--golden", golden, *bad, *where)
-        assert done.exit_code == 1 and said in done.output and "questions by" not in done.output, (bad, done.output)
+        assert done.exit_code == 2 and said in done.output and "questions by" not in done.output, (bad, done.output)
 
 
 def test_rows_without_a_relevant_label_are_counted_and_a_chunk_grain_without_chunk_ids_warns(policies, tmp_path):
@@ -56,7 +56,7 @@ def test_rows_without_a_relevant_label_are_counted_and_a_chunk_grain_without_chu
     assert "by='chunk' but no row names a chunk id" in by_chunk.output and "miss " in by_chunk.output
     assert "expected deferment; got test" not in by_chunk.output and "deferment::" in by_chunk.output.split("miss ")[1]
     folder = run("golden", "check", tmp_path)
-    assert folder.exit_code == 1 and f"{tmp_path}: is a folder, not a file" in folder.output
+    assert folder.exit_code == 2 and f"{tmp_path}: is a folder, not a file" in folder.output  # BadInput
     assert "Traceback" not in folder.output
 
 
@@ -64,7 +64,7 @@ def test_evaluate_gates_on_the_best_setup(policies, tmp_path):
     golden = save_questions(QS, str(tmp_path / "g.jsonl"))
     done = run("evaluate", "test", "--golden", golden, "-k", 3, "--fail-under", "ndcg@3=1.5", "--path",
                policies.folder.parent)
-    assert done.exit_code == 1 and "every figure lies in [0, 1]" in done.output
+    assert done.exit_code == 2 and "every figure lies in [0, 1]" in done.output  # a bad gate: BadInput
     done = run("evaluate", "test", "--golden", golden, "-k", 3, "--fail-under", "precision@3=0.9", "--path",
                policies.folder.parent)
     assert done.exit_code == 1 and "gate on the best setup" in done.output and "precision@3 = 0.3333" in done.output
@@ -81,11 +81,11 @@ def test_runs_list_show_and_compare(tmp_path):
     compared = run("runs", "compare", a["run_id"], b["run_id"], "--folder", tmp_path)
     assert compared.exit_code == 0 and "doc_recall" in compared.output
     missing = run("runs", "show", "nope", "--folder", tmp_path)
-    assert missing.exit_code == 1 and "no run 'nope'" in missing.output
+    assert missing.exit_code == 3 and "no run 'nope'" in missing.output  # NotFound
     for wrong, said in ((tmp_path / "nosuch", "no such folder"), (tmp_path / "f.txt", "is a file, not a folder")):
         (tmp_path / "f.txt").write_text("x")
         listed = run("runs", "list", wrong)
-        assert listed.exit_code == 1 and said in listed.output
+        assert listed.exit_code == 3 and said in listed.output
 
 
 def test_report_says_its_search_mode_and_saved_runs_carry_their_name(policies, tmp_path):
@@ -105,7 +105,7 @@ def test_report_says_its_search_mode_and_saved_runs_carry_their_name(policies, t
     best = listed.loc["all setups", "best"]  # the best setup in words, not JSON with None in it
     assert "None" not in best and "ndcg@3" in best and best.split(" · ")[0] in ("dense", "keyword", "hybrid")
     refused = run("report", "test", "--golden", golden, "--name", "unsaved", *where)
-    assert refused.exit_code == 1 and "--save-to" in refused.output
+    assert refused.exit_code == 2 and "--save-to" in refused.output
 
 
 def test_runs_compare_prints_its_rule(tmp_path):

@@ -54,7 +54,7 @@ def test_export_writes_a_pdf_with_grade_sla_manifest_misses_and_never_over_a_fil
     assert_figures_in_pdf(PdfReader(out), load_run(folder, ids["better"]))
     before = out.read_bytes()
     again = CliRunner().invoke(cli, ["export", ids["better"], "--folder", folder, "--pdf", str(out)])
-    assert again.exit_code == 1 and "never written over" in again.output and out.read_bytes() == before
+    assert again.exit_code == 4 and "never written over" in again.output and out.read_bytes() == before  # AlreadyExists
 
 
 def test_defaults_are_printed_when_no_sla_is_given_and_a_failed_run_is_not_graded(runs, tmp_path):
@@ -127,3 +127,23 @@ def test_the_offline_html_opens_from_disk_with_no_server(runs, cli, tmp_path):
         assert page.locator("#q-s5 blockquote.qtext").inner_text() == SCRIPT_QUESTION
         assert page.evaluate("document.querySelectorAll('script').length") == 0
         browser.close()
+
+
+def test_the_certificate_says_when_too_few_questions_back_the_grade_and_shows_the_unjudged_share(runs, tmp_path):
+    """Five questions never support a letter (certify.SUPPORT_RULE); the unjudged share of a RAG
+    run is printed as an upper bound (its grade-0 labels were not recorded)."""
+    from vectrixdb.export import export_run
+    from vectrixdb.server.decisions import decisions
+
+    folder, ids = runs
+    for name in ("rag", "retrieval_report"):
+        report = load_run(folder, ids[name])
+        grade = certify.grade(report, certify.DEFAULT_SLA)
+        (path,) = export_run(ids[name], folder, pdf=str(tmp_path / f"{name}.pdf"))
+        text = text_of(path)
+        assert not grade["support"]["supported"] and grade["support"]["n"] == 5
+        assert f"TOO FEW QUESTIONS to support grade {grade['letter']}: with 5 questions" in text
+        assert "95% Wilson interval" in text  # the rule is printed with it
+        for row in decisions(report)["unjudged"]["rows"]:
+            bound = "at most " if name == "rag" and row["share"] else ""
+            assert f"unjudged, {row['what']} {bound}{row['share']:.0%}" in text, row

@@ -26,10 +26,10 @@ def test_retrieval_only_by_set_intersection_at_each_level():
     assert report["type"] == "Retrieval" and "metrics" not in report
     f = report.frame
     # staff: docs {r.pdf, s.pdf} vs {r.pdf} -> P 1/2 R 1; pages: chunks crediting an expected page 1/3; pages covered 1/2
-    assert f.loc["staff", "doc_precision"] == 0.5 and f.loc["staff", "doc_recall"] == 1.0
-    assert f.loc["staff", "page_precision"] == pytest.approx(1 / 3) and f.loc["staff", "page_recall"] == 0.5
+    assert f.loc["staff", "doc_precision@10"] == 0.5 and f.loc["staff", "doc_recall@10"] == 1.0
+    assert f.loc["staff", "page_precision@10"] == pytest.approx(1 / 3) and f.loc["staff", "page_recall@10"] == 0.5
     assert f.loc["staff", "page matched"] == ["r.pdf#page=41"] and f.loc["staff", "page missed"] == ["r.pdf#page=7"]
-    assert f.loc["name", "chunk_precision"] == 0.5 and f.loc["name", "chunk_recall"] == 1.0
+    assert f.loc["name", "chunk_precision@10"] == 0.5 and f.loc["name", "chunk_recall@10"] == 1.0
     assert f.loc["name", "chunk matched"] == ["r.pdf::0"] and f.loc["safety", "doc missed"] == ["s.pdf"]
     assert report["levels"]["doc"]["recall"] == pytest.approx((1 + 1 + 0) / 3)
     assert report["levels"]["chunk"]["f1"] == pytest.approx(2 * 0.5 * 1 / 1.5)  # only the row labelled by chunk
@@ -56,7 +56,7 @@ def test_generation_only_and_rag():
     assert rag["type"] == "RAG" and rag["metrics"]["accuracy"] == pytest.approx(1 / 3)
     assert rag.frame.loc["staff", "accuracy reason"] == "accuracy: looked for '29,300'"
     assert rag.frame.loc["staff", "answer"] == "29,300 people" and rag.frame.loc["staff", "expected_answer"] == "29,300"
-    assert rag.frame.loc["staff", "accuracy outcome"] == "ok" and "doc_f1" in rag.frame
+    assert rag.frame.loc["staff", "accuracy outcome"] == "ok" and "doc_f1@10" in rag.frame
     with pytest.raises(ValueError, match="judge= is needed"):
         run_evaluation(lambda q: "an answer", QS)
 
@@ -120,12 +120,12 @@ def test_compare_two_runs_question_by_question(tmp_path):
     a = run_evaluation(lambda q: [f"d{int(q[1:])}"] if int(q[1:]) < 4 else ["none"], qs, save_to=str(tmp_path))
     b = run_evaluation(lambda q: [f"d{int(q[1:])}"], qs, save_to=str(tmp_path))
     exp = compare_runs(a["run_id"], b["run_id"], folder=str(tmp_path))
-    row = exp.frame.loc["doc_recall"]
+    row = exp.frame.loc["doc_recall@10"]
     assert row["a"] == pytest.approx(4 / 12) and row["b"] == 1.0 and row["wins"] == 8 and row["losses"] == 0
     assert row["test"] == "exact McNemar" and row["p_value"] == pytest.approx(2 * 0.5 ** 8)
-    assert "doc_recall" in exp["better"] and len(exp.changed) >= 8
+    assert "doc_recall@10" in exp["better"] and len(exp.changed) >= 8
     assert exp.plot().axes
-    f1 = exp.frame.loc["doc_f1"]
+    f1 = exp.frame.loc["doc_f1@10"]
     assert f1["test"] == "exact McNemar"  # 0/1 per question here as well
 
 

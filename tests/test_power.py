@@ -152,8 +152,8 @@ def test_on_real_saved_runs_by_id_saved_loaded_and_plotted(tmp_path):
     qs = [Question(f"q{i}", None, [f"d{i}"], f"q{i}") for i in range(30)]
     a = run_evaluation(lambda q: [f"d{int(q[1:])}"] if int(q[1:]) < 10 else ["none"], qs, save_to=str(tmp_path))
     b = run_evaluation(lambda q: [f"d{int(q[1:])}"] if int(q[1:]) < 14 else ["none"], qs, save_to=str(tmp_path))
-    got = questions_needed(a["run_id"], b["run_id"], folder=str(tmp_path), measures=["doc_recall"])
-    row = got.frame.loc["doc_recall"]  # yes/no: 4 of 30 questions changed, all up
+    got = questions_needed(a["run_id"], b["run_id"], folder=str(tmp_path), measures=["doc_recall@10"])
+    row = got.frame.loc["doc_recall@10"]  # yes/no: 4 of 30 questions changed, all up
     assert row["n"] == 30 and row["difference"] == pytest.approx(4 / 30) and row["model"] == "exact McNemar"
     assert row["discordance"] == pytest.approx(4 / 30)
     assert row["questions for"] == questions_for(4 / 30, None, discordance=4 / 30) and row["questions for"] > 30

@@ -1,5 +1,6 @@
 """The report contract: every kind registered once, saved and loaded back equal, plottable after."""
 import json
+from dataclasses import replace
 
 import matplotlib
 import pandas as pd
@@ -47,13 +48,15 @@ def test_every_kind_round_trips_through_save_and_load(tmp_path, policies):
                                     headings=[False], progress=False))
     judge = lambda metric, question, reference, answer, sources: 0.5 if "fee" in answer else 1.0  # noqa: E731
     answers = {q.key(): {"answer": f"answer about {q.question}", "sources": []} for q in QUESTIONS}
-    reports.append(answer_report(QUESTIONS, answers, judge, metrics=["correctness"]))
+    # these questions have no reference answer, so a metric that reads none (correctness would be refused)
+    reports.append(answer_report(QUESTIONS, answers, judge, metrics=["helpfulness"]))
     reports.append(calibrate(judge, [{"metric": "accuracy", "question": q.question, "answer": q.question,
-                                      "human": i % 2} for i, q in enumerate(QUESTIONS)]))
+                                      "reference": "the policy's answer", "human": i % 2}
+                                     for i, q in enumerate(QUESTIONS)]))
     a = run_evaluation(lambda q: ([h.to_dict() for h in policies.search(q, 2)], "no fees"), QUESTIONS, judge=judge)
     b = run_evaluation(lambda q: ([h.to_dict() for h in policies.search(q, 1)], "yes"), QUESTIONS, judge=judge)
     reports += [a, compare_runs(a, b), audit_golden(QUESTIONS, policies)]
-    reports += [questions_needed(a, b), ppi_mean(reports[5].frame["correctness"], {QUESTIONS[0].key(): 1.0,
+    reports += [questions_needed(a, b), ppi_mean(reports[5].frame["helpfulness"], {QUESTIONS[0].key(): 1.0,
                                                                                    QUESTIONS[1].key(): 0.0})]
     from vectrixdb.evaluation.pooling import pool
 
@@ -119,7 +122,7 @@ def test_a_runs_model_statuses_are_its_own_when_one_writer_judges_several_runs()
 
     server = Scripted()
     try:
-        qs = QUESTIONS[:3]
+        qs = [replace(q, reference="an answer") for q in QUESTIONS[:3]]  # accuracy reads a reference
         server.script.extend((200, completion(json.dumps({"score": 1, "reason": "fine"})), {}) for _ in range(4 * len(qs)))
         writer = ChatWriter(server.url, model="m", max_retries=0)
         first = run_evaluation(lambda q: "an answer", qs, judge=writer)
@@ -130,3 +133,36 @@ def test_a_runs_model_statuses_are_its_own_when_one_writer_judges_several_runs()
     for report in (first, second):
         assert report["model"]["asks"] == asks and report["model"]["statuses"] == {"ok": asks}, report["model"]
     assert writer.totals()["statuses"] == {"ok": 2 * asks}
+
+
+def test_a_run_saved_before_set_columns_carried_k_loads_and_shows_with_them(tmp_path):
+    """Set figures name their k in the frame (`page_f1@10`); a report.json (or a running run's
+    progress log) written with the old names (`page_f1`) loads under today's, read at the run's k."""
+    from vectrixdb.evaluation import progress
+    from vectrixdb.server.views import question_detail
+
+    report = run_evaluation(lambda q: ["deferment", "mortgage"], QUESTIONS, k=5, save_to=str(tmp_path))
+    assert {"doc_precision@5", "doc_recall@5", "doc_f1@5", "page_f1@5"} <= set(report.frame.columns)
+    path = next(tmp_path.glob("evaluations/runs/*/report.json"))
+    data = json.loads(path.read_text())
+    for field in data["tables"]["frame"]["schema"]["fields"]:
+        field["name"] = field["name"].split("@")[0] if field["name"].startswith("doc_") else field["name"]
+    for row in data["tables"]["frame"]["data"]:
+        for column in [c for c in row if c.startswith("doc_")]:
+            row[column.split("@")[0]] = row.pop(column)
+    assert "doc_f1" in json.dumps(data) and "doc_f1@5" not in json.dumps(data)
+    path.write_text(json.dumps(data))
+    old = load_run(str(tmp_path), report["run_id"])
+    assert "doc_f1" not in old.frame.columns
+    pd.testing.assert_series_equal(old.frame["doc_f1@5"], report.frame["doc_f1@5"], check_index_type=False)
+    assert question_detail(old, "1")["levels"][-1]["prf"] == question_detail(report, "1")["levels"][-1]["prf"]
+    assert question_detail(old, "1")["levels"][-1]["prf"] == ["0.500", "1.000", "0.667"]  # deferment of 2 returned
+    # a run still running whose progress log has the old names: its levels are rebuilt from them
+    data["status"], data["values"]["levels"] = "running", None
+    path.write_text(json.dumps(data))
+    for row in data["tables"]["frame"]["data"]:
+        progress.append(str(path), 1, {"row": {"id": row["index"] if "index" in row else row["id"], **{
+            c: v for c, v in row.items() if c not in ("index", "id")}}, "judged": None})
+    running = load_run(str(tmp_path), report["run_id"])
+    assert running["levels"]["doc"] == pytest.approx(report["levels"]["doc"])
+    assert "doc_f1@5" in running.frame.columns and "doc_f1" not in running.frame.columns

@@ -180,7 +180,7 @@ def test_vecta_levels_by_hand_over_the_chunks_the_ranked_metrics_read():
     assert page["f1"] == pytest.approx(2 * (2 / 3) * 0.5 / (2 / 3 + 0.5))
     assert r["levels"]["doc"] == {"precision": 1.0, "recall": 0.5, "f1": pytest.approx(2 / 3)}
     assert r["levels"]["chunk"] is None
-    assert r.frame.loc["q", "page_precision"] == pytest.approx(2 / 3)
+    assert r.frame.loc["q", "page_precision@3"] == pytest.approx(2 / 3)  # a set figure names its k
     # at doc grain the ranked metrics read chunks until the k-th document: k=1 reads r::0..r::2
     d = retrieval_report(fixed(HITS), [q], k=(1,), by="doc")
     assert d["levels"]["page"]["precision"] == pytest.approx(2 / 3)

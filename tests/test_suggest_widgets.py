@@ -42,7 +42,7 @@ def test_golden_label_writes_drafts_and_refuses_an_existing_file(policies, tmp_p
     assert check.ok and len([f for f in check.notes if f.field == "draft"]) == 2
     out.write_text("checked by a person\n")
     done = CliRunner().invoke(app, args)
-    assert done.exit_code == 1 and "never written over" in done.output
+    assert done.exit_code == 4 and "never written over" in done.output  # AlreadyExists (cli.EXIT_CODES)
     assert out.read_text() == "checked by a person\n"
 
 

@@ -15,6 +15,8 @@ from collections import deque
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
+from vectrixdb.errors import BadInput
+
 WINDOW = 60.0
 
 
@@ -24,7 +26,7 @@ class Limiter:
     def __init__(self, max_concurrency: int = 4, rpm: int | None = None, tpm: int | None = None, *,
                  clock: Callable[[], float] = time.monotonic):
         if max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be at least 1, not {max_concurrency}")
+            raise BadInput(f"max_concurrency must be at least 1, not {max_concurrency}")
         self.max_concurrency = max_concurrency
         self.concurrency = max_concurrency
         self.rpm, self.tpm = rpm, tpm

@@ -117,7 +117,7 @@ class Shape:
         try:
             data = json.loads(text, strict=False)  # a raw newline inside a string is still meant as one
         except json.JSONDecodeError as exc:
-            raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
+            raise BadInput(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
         if self.model is not None:
             from pydantic import ValidationError
 
@@ -125,9 +125,9 @@ class Shape:
                 return self.model.model_validate(data)
             except ValidationError as exc:
                 wrong = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors()[:5])
-                raise ValueError(f"does not match the schema ({wrong})") from None
+                raise BadInput(f"does not match the schema ({wrong})") from None
         errors = sorted(self._validator.iter_errors(data), key=lambda e: [str(p) for p in e.path])[:5]
         if errors:
             wrong = "; ".join(f"{'.'.join(map(str, e.path)) or 'answer'}: {e.message}" for e in errors)
-            raise ValueError(f"does not match the schema ({wrong})")
+            raise BadInput(f"does not match the schema ({wrong})")
         return data

@@ -1,9 +1,9 @@
 """The `vectrixdb` command: add documents, search, inspect, and check golden files.
 
-Errors: every command runs inside one handler (`_Commands.invoke`). A VectrixError, or a
-ValueError / FileNotFoundError / FileExistsError raised by vectrixdb's own code, is a user's
-error: one line `error: ...` on stderr and exit status 1. Anything else is a bug and keeps its
-traceback. A sub-command group added with `app.add_typer` runs inside the same handler.
+Errors: every command runs inside one handler (`_Commands.invoke`). A VectrixError is a user's
+error: its message on stderr as `error: ...` (a line per finding) and the exit status of its kind,
+by EXIT_CODES (shown in --help). Anything else is a bug and keeps its traceback. A sub-command
+group added with `app.add_typer` runs inside the same handler.
 
 Reading commands (search, info, golden check --collection, golden label, golden cutoff) never
 create a collection; `add` does. `--as attribute=value` (repeatable; a repeated attribute means a
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import traceback
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -22,22 +21,33 @@ import typer  # noqa: E402
 from typer.core import TyperGroup  # noqa: E402
 
 import vectrixdb  # noqa: E402
-from vectrixdb.errors import AlreadyExists, BadInput, VectrixError  # noqa: E402
+from vectrixdb.errors import (AlreadyExists, BadInput, ChecksumMismatch, Corrupt, MissingExtra,  # noqa: E402
+                              NotFound, Refused, Unsupported, VectrixError)
 
-_PACKAGE = str(Path(vectrixdb.__file__).resolve().parent)
-
-
-def _ours(exc: BaseException) -> bool:
-    """Whether an exception was raised by vectrixdb's code (its last frame is in the package)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    return bool(frames) and str(Path(frames[-1].filename).resolve()).startswith(_PACKAGE)
+# Exit status by error kind, the first that matches (more specific kinds first). 0: done; 1: a
+# check or gate ran and failed (golden check findings, a figure under --fail-under); 2 is also click's
+# status for a wrong option.
+EXIT_CODES: tuple[tuple[type[VectrixError], int, str], ...] = (
+    (ChecksumMismatch, 5, "a file's checksum is not the expected one"),
+    (BadInput, 2, "an argument, file or row is wrong"),
+    (Unsupported, 2, "asked of a part that cannot do it"),
+    (NotFound, 3, "a collection, document, file or run is not there"),
+    (AlreadyExists, 4, "a file that is never written over exists"),
+    (Corrupt, 5, "a file the library owns is damaged"),
+    (Refused, 6, "a chat model or object store said no"),
+    (MissingExtra, 8, "an optional dependency is not installed"),
+    (VectrixError, 7, "any other error vectrixdb raised on purpose"),
+)
 
 
 def user_error(exc: BaseException) -> bool:
-    """A user's error (one line, exit 1) rather than a bug (a traceback)."""
-    if isinstance(exc, VectrixError):
-        return True
-    return isinstance(exc, (ValueError, FileNotFoundError, FileExistsError)) and _ours(exc)
+    """A user's error (one line, its exit status) rather than a bug (a traceback)."""
+    return isinstance(exc, VectrixError)
+
+
+def exit_code(exc: VectrixError) -> int:
+    """The exit status of an error's kind (EXIT_CODES)."""
+    return next(code for kind, code, _ in EXIT_CODES if isinstance(exc, kind))
 
 
 class _Commands(TyperGroup):
@@ -51,11 +61,14 @@ class _Commands(TyperGroup):
                 raise
             lines = [" ".join(line.split()) for line in str(exc).strip().splitlines()]  # a check's findings, a line each
             typer.secho("error: " + "\n".join(line for line in lines if line), fg="red", err=True)
-            raise typer.Exit(1) from None
+            raise typer.Exit(exit_code(exc)) from None
 
 
 HELP = {"help_option_names": ["-h", "--help"]}
+EXITS = "Exit status: 0 done; 1 a check or gate failed; " + "; ".join(
+    f"{code} {kind.__name__}: {what}" for kind, code, what in sorted(EXIT_CODES, key=lambda e: e[1])) + "."
 app = typer.Typer(cls=_Commands, help="vectrixdb: an embedded store and the tools to measure retrieval on it.",
+                  epilog=EXITS,
                   no_args_is_help=True, add_completion=False, context_settings=HELP)
 golden_app = typer.Typer(help="Golden question files: check, label, cut-off, write, audit.", no_args_is_help=True,
                          context_settings=HELP)

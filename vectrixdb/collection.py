@@ -129,7 +129,7 @@ class Vectrix:
         from vectrixdb.store.vectors import VectorIndex
 
         if space not in self.spaces:
-            raise ValueError(f"no vector space {space!r}; this collection has {sorted(self.spaces)}")
+            raise BadInput(f"no vector space {space!r}; this collection has {sorted(self.spaces)}")
         if space not in self._indexes:
             self._indexes[space] = VectorIndex(self.folder, space, self.spaces[space]["dim"])
         index = self._indexes[space]

@@ -19,6 +19,8 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from vectrixdb.errors import BadInput
+
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 FLOAT_MODEL = "all-MiniLM-L6-v2@fp32"  # the bundled model on torch, float32: what BUNDLED_MODEL has always named
 DEFAULT_MODEL = "all-MiniLM-L6-v2@int8"  # the default: the shipped int8 OpenVINO graph (see embedding_openvino)
@@ -273,7 +275,7 @@ class SentenceEmbedder:
             self.name, self._source = name or model, model
         else:
             if not name:
-                raise ValueError("a loaded model needs name=, so the collection and cache can record it")
+                raise BadInput("a loaded model needs name=, so the collection and cache can record it")
             self.name, self._source, self._model = name, None, model
         self.batch_size = batch_size
         self.device = device
@@ -315,7 +317,7 @@ class SentenceEmbedder:
             try:
                 self._model = _LOADED[slot] = SentenceTransformer(source, device=slot[1])
             except Exception as exc:  # an unknown name offline raises deep inside huggingface_hub
-                raise ValueError(
+                raise BadInput(
                     f"cannot load embedding model {source!r}: {exc}. Only the bundled "
                     f"{BUNDLED_MODEL} works offline; other names need a network or a local folder."
                 ) from exc

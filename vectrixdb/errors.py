@@ -2,8 +2,9 @@
 
 Each kind also derives from the built-in exception a caller would already catch (ValueError for bad
 input, FileNotFoundError for something missing, ...), so `except ValueError` keeps working while
-`except VectrixError` catches them all. The CLI prints a VectrixError as one line and exits 1;
-anything else is a bug and keeps its traceback.
+`except VectrixError` catches them all. The CLI prints a VectrixError as one line and exits with
+its kind's status (vectrixdb.cli.EXIT_CODES); anything else is a bug and keeps its traceback.
+tests/test_errors.py walks every raise in the package: a built-in raised in a public code path fails.
 """
 from __future__ import annotations
 
@@ -14,6 +15,21 @@ class VectrixError(Exception):
 
 class BadInput(VectrixError, ValueError):
     """An argument, file or row that is not what it should be; the message names it."""
+
+
+class BadType(BadInput, TypeError):
+    """An argument of a kind the call cannot take (also a TypeError, as Python raises for it)."""
+
+
+class ChecksumMismatch(BadInput):
+    """A file whose SHA-256 is not the one it should have (ir_datasets' HashVerificationError):
+    `expected` and `actual` are both kept and shown, so a person can tell a modified copy from a
+    truncated download."""
+
+    def __init__(self, what: str, expected: str, actual: str, hint: str = ""):
+        super().__init__(f"{what}: its sha256 does not match\n  expected {expected}\n  actual   {actual}"
+                         + (f"\n{hint}" if hint else ""))
+        self.what, self.expected, self.actual = what, expected, actual
 
 
 class NotFound(VectrixError, FileNotFoundError):
@@ -39,3 +55,7 @@ class Refused(VectrixError, RuntimeError):
 
 class Unsupported(VectrixError, ValueError):
     """Something asked of a part that cannot do it (a file type, a model that pools otherwise)."""
+
+
+class MissingExtra(VectrixError, ImportError):
+    """An optional dependency a call needs is not installed; the message names the pip extra."""

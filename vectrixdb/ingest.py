@@ -21,7 +21,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from vectrixdb.chunking import Chunk, chunk_document
-from vectrixdb.errors import BadInput
+from vectrixdb.errors import BadInput, BadType
 from vectrixdb.policy import check_access
 from vectrixdb.reading import Document, read
 
@@ -47,7 +47,7 @@ def settings_for(db, chunking: dict) -> dict:
     options are recorded by name. Incompatible combinations are refused, with the reason."""
     unknown = set(chunking) - set(PLAIN_OPTIONS) - set(MODEL_OPTIONS)
     if unknown:
-        raise TypeError(f"unknown option(s) {sorted(unknown)}; chunking takes {', '.join(PLAIN_OPTIONS + MODEL_OPTIONS)}")
+        raise BadType(f"unknown option(s) {sorted(unknown)}; chunking takes {', '.join(PLAIN_OPTIONS + MODEL_OPTIONS)}")
     base = db.catalog.get("chunking") or {}
     merged = {**base, **{k: v for k, v in chunking.items() if v is not None and k in PLAIN_OPTIONS}}
     if merged.get("overlap") is None:
@@ -240,7 +240,7 @@ def add_space(db, space: str, model: Any, progress: bool) -> int:
     from vectrixdb.embedding import get_embedder
 
     if space in db.spaces:
-        raise ValueError(f"vector space {space!r} already exists in {db.name!r}")
+        raise BadInput(f"vector space {space!r} already exists in {db.name!r}")
     emb = get_embedder(model)
     with db.lock:
         keys, texts = db.catalog.chunk_texts()

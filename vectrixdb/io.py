@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
-from vectrixdb.errors import BadInput
+from vectrixdb.errors import AlreadyExists, BadInput, NotFound
 
 _BLOB_URL = re.compile(r"^https://([^./]+)\.blob\.core\.windows\.net/(.+)$")
 _ADDRESS = re.compile(r"^(s3|s3a|gs|gcs|az|abfs|abfss|https?|memory)://\S+$")
@@ -61,7 +61,7 @@ def read_bytes(path: str | Path) -> bytes:
         with fs.open(inner, "rb") as fh:
             return fh.read()
     except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such file") from None
+        raise NotFound(f"{path}: no such file") from None
     except IsADirectoryError:
         raise BadInput(f"{path}: is a folder, not a file") from None
 
@@ -70,7 +70,7 @@ def open_binary(path: str | Path) -> IO[bytes]:
     """A binary stream, for reading large files line by line without loading them whole."""
     fs, inner = filesystem(str(path))
     if not fs.exists(inner):
-        raise FileNotFoundError(f"{path}: no such file")
+        raise NotFound(f"{path}: no such file")
     if fs.isdir(inner):
         raise BadInput(f"{path}: is a folder, not a file")
     return fs.open(inner, "rb")
@@ -106,14 +106,14 @@ def write_new(path: str | Path, data: bytes | str) -> str:
     if is_remote(path):
         fs, inner = filesystem(path)
         if fs.exists(inner):
-            raise FileExistsError(f"{path} already exists; it is never written over")
+            raise AlreadyExists(f"{path} already exists; it is never written over")
         with fs.open(inner, "wb") as fh:
             fh.write(data)
         return path
     target = Path(path).expanduser()
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists():
-        raise FileExistsError(f"{path} already exists; it is never written over")
+        raise AlreadyExists(f"{path} already exists; it is never written over")
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -123,7 +123,7 @@ def write_new(path: str | Path, data: bytes | str) -> str:
         try:
             os.link(tmp, target)
         except FileExistsError:
-            raise FileExistsError(f"{path} already exists; it is never written over") from None
+            raise AlreadyExists(f"{path} already exists; it is never written over") from None
     finally:
         os.unlink(tmp)
     return str(target)

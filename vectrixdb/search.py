@@ -6,6 +6,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from vectrixdb.errors import BadInput
+
 MODES = ("dense", "keyword", "hybrid")
 SCORE_KINDS = {"dense": "cosine", "keyword": "bm25", "hybrid": "rrf"}  # what a hit's score is, by mode
 RRF_K = 60  # Cormack, Clarke & Buettcher (2009): score = sum over rankings of 1 / (60 + rank)
@@ -78,7 +80,7 @@ def get_reranker(rerank: Any) -> Callable[[str, list[str]], np.ndarray]:
             try:
                 _RERANKERS[rerank] = CrossEncoder(rerank, device="cpu")
             except Exception as exc:
-                raise ValueError(
+                raise BadInput(
                     f"cannot load reranker {rerank!r} ({type(exc).__name__}: {exc}). No cross-encoder is bundled: "
                     "pass a local folder, or a model name with a network, or leave rerank out."
                 ) from exc
@@ -86,4 +88,4 @@ def get_reranker(rerank: Any) -> Callable[[str, list[str]], np.ndarray]:
     if hasattr(rerank, "predict"):
         model = rerank
         return lambda q, texts: np.asarray(model.predict([(q, t) for t in texts], show_progress_bar=False), dtype=float)
-    raise ValueError(f"rerank must be a cross-encoder name, folder, model or function, not {rerank!r}")
+    raise BadInput(f"rerank must be a cross-encoder name, folder, model or function, not {rerank!r}")

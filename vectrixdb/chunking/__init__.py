@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Sequence
 
+from vectrixdb.errors import BadInput
 from vectrixdb.reading import Document, Page
 
 
@@ -37,7 +38,7 @@ ALIASES = {"markdown": "structure", "structure-aware": "structure", "parent-chil
 def register(name: str) -> Callable[[Chunker], Chunker]:
     def add(fn: Chunker) -> Chunker:
         if name in CHUNKERS:
-            raise ValueError(f"chunking technique {name!r} is registered twice")
+            raise BadInput(f"chunking technique {name!r} is registered twice")
         CHUNKERS[name] = fn
         return fn
 
@@ -49,7 +50,7 @@ def get_chunker(name: str) -> Chunker:
 
     key = ALIASES.get(name, name)
     if key not in CHUNKERS:
-        raise ValueError(f"unknown chunking technique {name!r}; known: {sorted(set(CHUNKERS) | set(ALIASES))}")
+        raise BadInput(f"unknown chunking technique {name!r}; known: {sorted(set(CHUNKERS) | set(ALIASES))}")
     return CHUNKERS[key]
 
 
@@ -57,10 +58,10 @@ def chunk_document(doc: Document, technique: str = "recursive", *, chunk_size: i
                    overlap: int | None = None, **options) -> list[Chunk]:
     """Cut `doc` with a registered technique; overlap defaults to a fifth of chunk_size."""
     if chunk_size < 20:
-        raise ValueError(f"chunk_size must be at least 20 characters, not {chunk_size}")
+        raise BadInput(f"chunk_size must be at least 20 characters, not {chunk_size}")
     overlap = chunk_size // 5 if overlap is None else overlap
     if not 0 <= overlap < chunk_size:
-        raise ValueError(f"overlap must be in [0, chunk_size), not {overlap}")
+        raise BadInput(f"overlap must be in [0, chunk_size), not {overlap}")
     return get_chunker(technique)(doc, chunk_size=chunk_size, overlap=overlap, **options)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from vectrixdb.embedding import file_sha256 as sha256
+from vectrixdb.errors import BadInput, ChecksumMismatch, NotFound
 from vectrixdb.evaluation.golden import Question
 
 BEIR_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/{name}.zip"
@@ -48,12 +49,12 @@ def load_beir(path_or_name: "str | Path | tuple | dict", split: str = "test", *,
     qrels_path = folder / "qrels" / f"{split}.tsv"
     for needed in (folder / "corpus.jsonl", folder / "queries.jsonl", qrels_path):
         if not needed.exists():
-            raise FileNotFoundError(f"{needed}: missing; a BEIR folder holds corpus.jsonl, queries.jsonl, qrels/{split}.tsv")
+            raise NotFound(f"{needed}: missing; a BEIR folder holds corpus.jsonl, queries.jsonl, qrels/{split}.tsv")
     checksum = sha256(folder / "corpus.jsonl")
     known = manifest().get(folder.name)
     if verify and known and known["corpus.jsonl"] != checksum:
-        raise ValueError(f"{folder / 'corpus.jsonl'}: sha256 {checksum} differs from the published "
-                         f"{known['corpus.jsonl']}; pass verify=False to use a modified copy")
+        raise ChecksumMismatch(str(folder / "corpus.jsonl"), known["corpus.jsonl"], checksum,
+                               "it is not the published corpus; pass verify=False to use a modified copy")
     documents = {}
     with open(folder / "corpus.jsonl", encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
@@ -67,7 +68,7 @@ def load_beir(path_or_name: "str | Path | tuple | dict", split: str = "test", *,
             if n == 1 and row and row[0] == "query-id":
                 continue
             if len(row) != 3:
-                raise ValueError(f"{qrels_path}, line {n}: expected query-id, corpus-id, score; got {row}")
+                raise BadInput(f"{qrels_path}, line {n}: expected query-id, corpus-id, score; got {row}")
             qrels.setdefault(row[0], {})[row[1]] = int(row[2])
     questions = []
     with open(folder / "queries.jsonl", encoding="utf-8") as fh:
@@ -86,7 +87,7 @@ def _from_datasets(given, only_judged: bool) -> BeirData:
 
     parts = [given[k] for k in ("corpus", "queries", "qrels")] if isinstance(given, dict) else list(given)
     if len(parts) != 3:
-        raise ValueError("load_beir takes datasets as (corpus, queries, qrels)")
+        raise BadInput("load_beir takes datasets as (corpus, queries, qrels)")
     documents, texts, qrels = beir_from_datasets(*parts)
     questions = [Question(text, None, dict(qrels.get(qid, {})), qid) for qid, text in texts.items()
                  if qid in qrels or not only_judged]
@@ -101,7 +102,7 @@ def _fetch(name: str) -> Path:
     if (target / "corpus.jsonl").exists():
         return target
     if name not in manifest():
-        raise FileNotFoundError(f"{name}: not a BEIR folder (no corpus.jsonl) and not a dataset this library knows "
+        raise NotFound(f"{name}: not a BEIR folder (no corpus.jsonl) and not a dataset this library knows "
                                 f"({sorted(manifest())})")
     import io
     import urllib.request
@@ -112,7 +113,7 @@ def _fetch(name: str) -> Path:
         with urllib.request.urlopen(url, timeout=30) as response:
             data = response.read()
     except OSError as exc:
-        raise FileNotFoundError(
+        raise NotFound(
             f"BEIR dataset {name!r} is not on this machine and could not be downloaded ({exc}). "
             f"Unzip {url} so that {target}/corpus.jsonl exists, or pass the folder's path."
         ) from None
@@ -120,7 +121,9 @@ def _fetch(name: str) -> Path:
     tmp = target.with_name(f".{name}.{os.getpid()}")
     zipfile.ZipFile(io.BytesIO(data)).extractall(tmp)
     inner = tmp / name if (tmp / name).exists() else tmp
-    if sha256(inner / "corpus.jsonl") != manifest()[name]["corpus.jsonl"]:
-        raise ValueError(f"{url}: the downloaded corpus does not match the published checksum; not used")
+    got = sha256(inner / "corpus.jsonl")
+    if got != manifest()[name]["corpus.jsonl"]:
+        raise ChecksumMismatch(f"{url} (corpus.jsonl)", manifest()[name]["corpus.jsonl"], got,
+                               "the download is damaged or was changed; it is not used")
     inner.rename(target)
     return target

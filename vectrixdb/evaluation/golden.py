@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from vectrixdb.errors import BadInput
+from vectrixdb.errors import BadInput, BadType
 
 PAGE_LABEL = re.compile(r"^(?P<doc>.+)#page=(?P<page>[1-9][0-9]*)$")
 
@@ -44,7 +44,7 @@ class Question:
                 value = (value,)
             object.__setattr__(self, name, tuple(value or ()))
         if self.grades and len(self.grades) != len(self.expected):
-            raise ValueError(f"{len(self.grades)} grades for {len(self.expected)} expected entries")
+            raise BadInput(f"{len(self.grades)} grades for {len(self.expected)} expected entries")
         if self.grades and all(g == 1 for g in self.grades):
             object.__setattr__(self, "grades", ())
 
@@ -97,7 +97,7 @@ def questions_of(golden: Any, db: Any = None) -> list[Question]:
     out = list(golden)
     for item in out:
         if not isinstance(item, Question):
-            raise TypeError(f"questions must be Question records or a golden file's path, not {type(item).__name__}")
+            raise BadType(f"questions must be Question records or a golden file's path, not {type(item).__name__}")
     return out
 
 
@@ -248,11 +248,11 @@ def parse_row(text: str) -> Any:
     try:
         return json.loads(text, object_pairs_hook=_pairs)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+        raise BadInput(f"not JSON ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
-        raise ValueError("nested too deeply to read") from None
+        raise BadInput("nested too deeply to read") from None
     except ValueError as exc:  # e.g. an integer over Python's digit limit
-        raise ValueError(f"cannot read a value: {exc}") from None
+        raise BadInput(f"cannot read a value: {exc}") from None
 
 
 def iter_rows(path: str, problems: list | None = None) -> Iterator[tuple[int, str]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from vectrixdb.errors import BadInput
+from vectrixdb.errors import BadInput, MissingExtra
 
 
 def load_trec_run(path: str) -> dict[str, dict[str, float]]:
@@ -151,7 +151,7 @@ def to_ranx(run: dict | None = None, qrels: dict | None = None):
     try:
         import ranx
     except ImportError:
-        raise ImportError("to_ranx needs ranx: pip install 'vectrixdb[compare]'") from None
+        raise MissingExtra("to_ranx needs ranx: pip install 'vectrixdb[compare]'") from None
     return (ranx.Run.from_dict(run) if run is not None else None,
             ranx.Qrels.from_dict(qrels) if qrels is not None else None)
 
@@ -186,7 +186,7 @@ def to_dataset(report):
     try:
         import datasets
     except ImportError:
-        raise ImportError("to_dataset needs datasets: pip install 'vectrixdb[interop]'") from None
+        raise MissingExtra("to_dataset needs datasets: pip install 'vectrixdb[interop]'") from None
     if report.frame is None:
         raise BadInput(f"the {report.kind} report has no rows to hand over")
     return datasets.Dataset.from_list(report.frame.reset_index().to_dict(orient="records"))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from vectrixdb.errors import BadType
 from vectrixdb.evaluation.golden import Question, label_document, split_label
 
 GRAINS = ("doc", "page", "chunk", "evidence")
@@ -62,7 +63,7 @@ def as_result(item: Any, rank: int) -> Result:
         doc = meta.get("doc_id") or meta.get("source") or getattr(item, "id", None) or str(rank)
         return Result(str(meta.get("chunk_id") or getattr(item, "id", None) or f"{doc}::{rank}"), str(doc), _pages(meta),
                       item.page_content, meta.get("score"))
-    raise TypeError(f"cannot read a retrieval result from {type(item).__name__}: give ids, dicts or hits")
+    raise BadType(f"cannot read a retrieval result from {type(item).__name__}: give ids, dicts or hits")
 
 
 def distinct(results: list[Result]) -> tuple[list[Result], int]:

@@ -42,13 +42,13 @@ def declare(family: type[Family]) -> type[Family]:
     """Register a family under its name (a class decorator); a name is declared once."""
     name = getattr(family, "name", None)
     if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z_0-9]*", name):
-        raise ValueError(f"{family.__name__}: a measure family's name is lower-case letters, digits and _")
+        raise BadInput(f"{family.__name__}: a measure family's name is lower-case letters, digits and _")
     if name in FAMILIES:
-        raise ValueError(f"measure family {name!r} is declared twice")
+        raise BadInput(f"measure family {name!r} is declared twice")
     if family.cutoff not in CUTOFFS or family.needs not in NEEDS:
-        raise ValueError(f"{name}: cutoff is one of {CUTOFFS}, needs one of {NEEDS}")
+        raise BadInput(f"{name}: cutoff is one of {CUTOFFS}, needs one of {NEEDS}")
     if not (family.__doc__ or "").strip():
-        raise ValueError(f"{name}: write the formula as the family's docstring")
+        raise BadInput(f"{name}: write the formula as the family's docstring")
     FAMILIES[name] = family
     return family
 

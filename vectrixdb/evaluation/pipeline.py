@@ -37,7 +37,7 @@ from vectrixdb.evaluation import labels as L
 from vectrixdb.evaluation.answers import _judge_name, _model_delta, _model_totals, judge_items, summarize
 from vectrixdb.evaluation.golden import Question, provenance, questions_of, split_label
 from vectrixdb.evaluation.judges import GENERATION_METRICS
-from vectrixdb.evaluation.report import Report, now
+from vectrixdb.evaluation.report import SET_FIGURES, Report, now, set_name, set_names_at
 
 TYPES = {"retrieval": "Retrieval", "generation": "Generation", "rag": "RAG"}
 PASSAGE_CHARS = 300  # how much of each returned passage a run keeps for its drill-down
@@ -127,7 +127,7 @@ def _one(q: Question, returned: Any, judge: Any, k: int, state: dict) -> None:
     sources: list = []
     if retrieved is not None:
         results = [L.as_result(r, i + 1) for i, r in enumerate(retrieved)][:k]
-        row.update(_retrieval_detail(q, results))
+        row.update(_retrieval_detail(q, results, k))
         row["passages"] = [_passage(r, rank) for rank, r in enumerate(results, start=1)]
         sources = [r.text or r.chunk_id for r in results]
     if answer is not None:
@@ -146,8 +146,9 @@ def _passage(result: Any, rank: int) -> dict[str, Any]:
             "score": result.score, "text": text if len(text) <= PASSAGE_CHARS else text[:PASSAGE_CHARS].rsplit(" ", 1)[0] + " …"}
 
 
-def _retrieval_detail(q: Question, results: list) -> dict[str, Any]:
-    """Expected, retrieved, matched and missed at each level, with that level's P/R/F1."""
+def _retrieval_detail(q: Question, results: list, k: int) -> dict[str, Any]:
+    """Expected, retrieved, matched and missed at each level, with that level's P/R/F1 at k
+    (`page_f1@10`: a set figure names the k it was read at)."""
     levels = L.levels(q, results) if q.labelled else {"doc": None, "page": None, "chunk": None}
     relevant = [label for label, grade in q.graded() if grade > 0]
     chunks = {label for label in relevant if "::" in label}
@@ -163,7 +164,7 @@ def _retrieval_detail(q: Question, results: list) -> dict[str, Any]:
         out[f"{level} matched"] = [x for x in got[level] if x in set(want[level])]
         out[f"{level} missed"] = [x for x in want[level] if x not in set(got[level])]
         for m in ("precision", "recall", "f1"):
-            out[f"{level}_{m}"] = (levels[level] or {}).get(m, float("nan"))
+            out[set_name(level, m, k)] = (levels[level] or {}).get(m, float("nan"))
     return out
 
 
@@ -175,7 +176,7 @@ def _report(state: dict, questions: list, judge: Any, before: dict | None, k: in
     values: dict[str, Any] = {"type": TYPES.get(kind), "name": name, "k": k, "questions": len(rows),
                               "of": len(questions)}
     if kind in ("retrieval", "rag"):
-        values["levels"] = {level: _means(rows, level) for level in ("doc", "page", "chunk")}
+        values["levels"] = {level: _means(rows, level, k) for level in ("doc", "page", "chunk")}
     if kind in ("generation", "rag"):
         summary = summarize(state["judged"], GENERATION_METRICS, repeats=1, confidence=confidence)
         values.update({"metrics": summary["metrics"], "ci": summary["ci"], "outcomes": summary["outcomes"],
@@ -193,7 +194,7 @@ def progress_values(values: dict, records: list[dict], *, intervals: bool = Fals
     out = {key: values.get(key) for key in ("type", "name", "k", "of", "judge") if key in values}
     out["questions"] = len(state["rows"])
     if state["kind"] in ("retrieval", "rag"):
-        out["levels"] = {level: _means(state["rows"], level) for level in ("doc", "page", "chunk")}
+        out["levels"] = {level: _means(state["rows"], level, values.get("k")) for level in ("doc", "page", "chunk")}
     if state["kind"] in ("generation", "rag"):
         confidence = values.get("confidence") if isinstance(values.get("confidence"), float) else 0.95
         if intervals:
@@ -225,8 +226,9 @@ def _state(values: dict, records: list[dict]) -> dict[str, Any]:
         row = record.get("row")
         if not isinstance(row, dict) or "id" not in row:
             continue
-        rows.append({c: (float("nan") if c.endswith(("_precision", "_recall", "_f1")) and not _real(v) else v)
-                     for c, v in row.items()})
+        renamed = set_names_at(row, values.get("k"))  # a log written before set columns carried k
+        rows.append({renamed.get(c, c): (float("nan") if renamed.get(c, c).split("@")[0] in SET_FIGURES and not _real(v)
+                                         else v) for c, v in row.items()})
         if isinstance(record.get("judged"), dict):
             judged.append(record["judged"])
     return {"kind": kind, "rows": rows, "judged": judged}
@@ -241,8 +243,8 @@ def _mean_of(scores: list) -> float | None:
     return float(np.mean(kept)) if kept else None
 
 
-def _means(rows: list[dict], level: str) -> dict[str, float] | None:
-    present = [r for r in rows if not np.isnan(r.get(f"{level}_f1", float("nan")))]
+def _means(rows: list[dict], level: str, k: int) -> dict[str, float] | None:
+    present = [r for r in rows if not np.isnan(r.get(set_name(level, "f1", k), float("nan")))]
     if not present:
         return None
-    return {m: float(np.mean([r[f"{level}_{m}"] for r in present])) for m in ("precision", "recall", "f1")}
+    return {m: float(np.mean([r[set_name(level, m, k)] for r in present])) for m in ("precision", "recall", "f1")}

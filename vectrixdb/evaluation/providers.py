@@ -40,10 +40,10 @@ class Provider:
         """Register a kernel for a declared family (a decorator)."""
         def add(fn: Kernel) -> Kernel:
             if family not in FAMILIES:
-                raise ValueError(f"declare the measure family {family!r} first (measures.declare); "
+                raise BadInput(f"declare the measure family {family!r} first (measures.declare); "
                                  f"declared: {sorted(FAMILIES)}")
             if family in self.kernels:
-                raise ValueError(f"the {self.name} provider computes {family!r} twice")
+                raise BadInput(f"the {self.name} provider computes {family!r} twice")
             self.kernels[family] = fn
             return fn
         return add

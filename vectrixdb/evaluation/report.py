@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from vectrixdb.errors import BadInput, NotFound
+from vectrixdb.errors import BadInput, MissingExtra, NotFound
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ KINDS: dict[str, Kind] = {}
 
 def register(kind: Kind) -> Kind:
     if kind.name in KINDS:
-        raise ValueError(f"report kind {kind.name!r} is registered twice")
+        raise BadInput(f"report kind {kind.name!r} is registered twice")
     KINDS[kind.name] = kind
     return kind
 
@@ -134,7 +134,10 @@ class Report(dict):
         values = _int_keys(data["values"])
         tables = {name: _read_table(t) for name, t in data["tables"].items()}
         meta = {k: v for k, v in data.items() if k not in ("values", "tables")}
-        return cls(data["kind"], values, tables.pop("frame", None), tables=tables, meta=meta)
+        frame = tables.pop("frame", None)
+        if frame is not None:
+            frame = frame.rename(columns=set_names_at(frame.columns, values.get("k")))
+        return cls(data["kind"], values, frame, tables=tables, meta=meta)
 
     @staticmethod
     def new_run_id() -> str:
@@ -176,7 +179,7 @@ class Report(dict):
         try:
             import polars as pl
         except ImportError:
-            raise ImportError("to_polars() needs polars: pip install 'vectrixdb[polars]'") from None
+            raise MissingExtra("to_polars() needs polars: pip install 'vectrixdb[polars]'") from None
 
         # through records, so object columns (lists of ids) need no pyarrow
         return pl.from_dicts(self.frame.reset_index().to_dict(orient="records"))
@@ -213,6 +216,25 @@ class Report(dict):
         keys = ", ".join(f"{k}={_short(v)}" for k, v in self._headline().items())
         warnings = "".join(f"\n  warning: {w}" for w in self.get("warnings") or [])
         return f"Report[{self.kind}]({keys}){warnings}"
+
+
+SET_FIGURES = tuple(f"{level}_{m}" for level in ("doc", "page", "chunk") for m in ("precision", "recall", "f1"))
+
+
+def set_name(level: str, measure: str, k: int) -> str:
+    """A set figure's per-question column: it carries the k it was read at (`page_f1@10`), as its
+    headline does, since its ceiling depends on k (2·min(k, R)/(k + R) for F1)."""
+    return f"{level}_{measure}@{k}"
+
+
+def set_names_at(columns, k: Any) -> dict[str, str]:
+    """Renames that give a run saved before set columns carried their k (`page_f1`) today's names,
+    read at the run's k (the largest, for a list): an old saved run loads and shows as a new one."""
+    if isinstance(k, list) and k:
+        k = max(k)
+    if isinstance(k, bool) or not isinstance(k, int):
+        return {}
+    return {c: f"{c}@{k}" for c in columns if c in SET_FIGURES}
 
 
 def _table(frame) -> dict:

@@ -31,12 +31,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from vectrixdb.errors import BadInput
+from vectrixdb.errors import BadInput, BadType
 from vectrixdb.evaluation import labels as L
 from vectrixdb.evaluation.golden import Question, cutoffs, provenance, questions_of
 from vectrixdb.evaluation.label_check import refuse_bad_labels
 from vectrixdb.evaluation.metrics import Measure, compute, judge
-from vectrixdb.evaluation.report import Report, now
+from vectrixdb.evaluation.report import Report, now, set_name
 from vectrixdb.evaluation.stats import bootstrap_interval
 
 DEPTH = 100
@@ -56,7 +56,7 @@ def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
     invoke = getattr(target, "invoke", None)  # a LangChain retriever object
     if invoke is not None:
         return lambda query, n: invoke(query)
-    raise TypeError(f"target must be a Vectrix or a callable query -> results, not {type(target).__name__}")
+    raise BadType(f"target must be a Vectrix or a callable query -> results, not {type(target).__name__}")
 
 
 def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3, 5, 10),
@@ -65,7 +65,8 @@ def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3
                      **search) -> Report:
     """recall@k, precision@k, f1@k, ndcg@k, hit_rate@k and mrr (reciprocal rank to `depth`) over the
     labelled questions (a golden file's path or Questions), with 95% intervals, a per-question
-    frame, the misses, Vecta's set-based levels and warnings. See labels.py for what counts as
+    frame, the misses, Vecta's set-based levels (in the frame named with the largest k they were
+    read at: `doc_precision@10`, `page_f1@10`) and warnings. See labels.py for what counts as
     right at each grain and metrics.py for the definitions.
 
     `collection` (the target itself when it is a Vectrix): a retriever that returns bare chunk ids
@@ -283,8 +284,8 @@ def _frame(scored, results, per_q, per_levels, first, latency, by, k):
 
     rows = []
     for n, (q, res) in enumerate(zip(scored, results)):
-        level_cols = {f"{level}_{m}": (per_levels[n][level] or {}).get(m, float("nan")) for level in ("doc", "page", "chunk")
-                      for m in ("precision", "recall", "f1")}
+        level_cols = {set_name(level, m, k): (per_levels[n][level] or {}).get(m, float("nan"))
+                      for level in ("doc", "page", "chunk") for m in ("precision", "recall", "f1")}
         rows.append({"id": q.key(), "question": q.question, "grain": L.judged_by(q, by),
                      "expected": sorted(L.qrel(q, by)), "expected_n": len(L.qrel(q, by)), "first_right": first[n],
                      "latency_ms": latency[n],

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from vectrixdb.errors import BadInput
+
 
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict[str, float | int]:
     """Exact McNemar test on paired right/wrong outcomes: of the questions exactly one system got
@@ -11,7 +13,7 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict[str, float | int
     from scipy.stats import binomtest
 
     if len(a) != len(b):
-        raise ValueError(f"paired outcomes need equal lengths, not {len(a)} and {len(b)}")
+        raise BadInput(f"paired outcomes need equal lengths, not {len(a)} and {len(b)}")
     a_only = sum(1 for x, y in zip(a, b) if x and not y)
     b_only = sum(1 for x, y in zip(a, b) if y and not x)
     n = a_only + b_only

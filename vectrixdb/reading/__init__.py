@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vectrixdb.errors import BadInput, NotFound, Unsupported
+from vectrixdb.errors import BadInput, BadType, NotFound, Unsupported
 
 PAGE_BREAK = "\n\n"  # what joins two pages in a document's Markdown
 
@@ -210,7 +210,7 @@ def read(source: Any, *, doc_id: str | None = None, as_text: bool = False, max_c
         check_text(source, f"document {doc_id}" if doc_id else "document text")
         return text.read_text(source, doc_id=doc_id or text_id(source))
     if not isinstance(source, (str, Path)):
-        raise TypeError(f"cannot read a document from {type(source).__name__}; give text, bytes or a path")
+        raise BadType(f"cannot read a document from {type(source).__name__}; give text, bytes or a path")
     check_source(source)
     name = str(source)
     doc_id = doc_id or check_doc_id(io.basename(name))

@@ -6,7 +6,10 @@ are left out, since an all-grey column says nothing. Empty cells stay grey: unde
 """
 from __future__ import annotations
 
-SKIP = ("latency", "first_right", "expected", "expected_n", "of", "chunks", "questions")
+from vectrixdb.errors import BadInput
+
+SKIP = ("latency", "first_right", "expected", "expected_n", "of", "chunks", "questions",
+        "unjudged")  # unjudged@k is a share of holes, not a score: higher is not better (run page: decisions.py)
 MAX_ROWS = 40  # the heatmap figure's rows and columns: see question_heatmap
 MAX_COLUMNS = 10
 
@@ -68,11 +71,11 @@ def key_scores(frame) -> list[str]:
     names = {str(c) for c in columns}
     keep = []
     for c in columns:
-        name = str(c)
+        name, at = (str(c).split("@", 1) + [""])[:2]  # a set figure names its k: `page_recall@10`
         stem = name.rsplit("_", 1)[0]
-        if name.endswith(("_precision", "_recall")) and f"{stem}_f1" in names:
+        if name.endswith(("_precision", "_recall")) and (f"{stem}_f1@{at}" if at else f"{stem}_f1") in names:
             continue
-        if name.startswith(("precision@", "f1@")):
+        if str(c).startswith(("precision@", "f1@")):
             continue
         keep.append(c)
     return keep
@@ -92,7 +95,7 @@ def question_heatmap(report, max_rows: int = MAX_ROWS, max_columns: int = MAX_CO
     frame = report.frame
     every = key_scores(frame)
     if not every:
-        raise ValueError("no score columns")
+        raise BadInput("no score columns")
     columns = every[:max_columns]
     shown = frame.head(max_rows)
     data = shown[columns].astype(float).to_numpy()

@@ -110,6 +110,11 @@ def question_details(report, limit: int | None = None):
         yield question_detail(report, str(qid), dict(zip(columns, values)))
 
 
+def _set_figure(row: dict, name: str) -> Any:
+    """A set figure of a question row by its name without k (`page_f1` finds `page_f1@10`)."""
+    return next((v for c, v in row.items() if str(c).split("@")[0] == name), None)
+
+
 def question_detail(report, qid: str, row: dict | None = None) -> dict[str, Any]:
     """Everything known about one question of a run: see the module docstring of server.app.
     `row` is its table row as a dict when the caller has it (question_details)."""
@@ -132,7 +137,7 @@ def question_detail(report, qid: str, row: dict | None = None) -> dict[str, Any]
                        "retrieved": [{"id": x, "matched": x in matched} for x in get(f"{level} retrieved") or []],
                        "matched": list(get(f"{level} matched") or []), "missed": list(get(f"{level} missed") or []),
                        "instead": [x for x in get(f"{level} retrieved") or [] if x not in matched],
-                       "prf": [fmt(get(f"{level}_{m}")) for m in ("precision", "recall", "f1")]})
+                       "prf": [fmt(_set_figure(row, f"{level}_{m}")) for m in ("precision", "recall", "f1")]})
     judged = [{"metric": c[:-len(" reason")], "score": fmt(get(c[:-len(" reason")])), "reason": fmt(get(c)),
                "value": score_value(get(c[:-len(" reason")])),
                "outcome": fmt(get(c[:-len(" reason")] + " outcome"))} for c in row if str(c).endswith(" reason")]

@@ -71,8 +71,10 @@ class KeywordIndex(Derived):
                 data = (self.folder / name).read_bytes()
             except OSError as exc:
                 return f"{name} is unreadable ({exc})"
-            if digest(data) != expected:
-                return f"the checksum of {name} does not match its stamp (truncated or garbled)"
+            actual = digest(data)
+            if actual != expected:
+                return (f"the checksum of {name} does not match its stamp (truncated or garbled): expected {expected}, "
+                        f"actual {actual}")
         try:
             keys = np.load(self.folder / "keys.npy")
             model = None if stamp["empty"] else bm25s.BM25.load(str(self.folder / "bm25"), show_progress=False)

@@ -123,3 +123,14 @@ def test_late_chunking_bench(data, tmp_path):
     got = run_script("late_chunking_bench.py", str(data / "scifact"), "--small", tmp_path=tmp_path)
     assert got["small"] and set(got["results"]) == {"no_chunking", "naive_chunks", "late_chunks"}
     assert all(unit(r["ndcg@10"]) and unit(r["recall@100"]) for r in got["results"].values())
+
+
+def test_bench_parallel(data, tmp_path):
+    got = run_script("bench_parallel.py", str(data / "pdfs"), "--small", tmp_path=tmp_path)
+    for name in ("write_golden", "comparison"):
+        run = got["remote_like"][name]
+        assert all(run["identical"].values()), run["identical"]  # same requests, outputs, caches and totals
+        assert run["serial"]["most_at_once"] == 1 and 1 <= run["4_at_once"]["most_at_once"] <= 4
+        assert run["serial"]["sent"] == run["4_at_once"]["sent"] == run["serial"]["usage"]["requests"]
+    assert got["remote_like"]["comparison"]["serial"]["sent"] > 0 and got["local_model_one_slot"]["same_texts"]
+    assert [p["at_once"] for p in got["local_model_one_slot"]["passes"]] == [1, 4, 1]

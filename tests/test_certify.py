@@ -166,3 +166,49 @@ def test_a_setup_comparison_is_graded_by_its_best_setup(policies):
     graded = certify.grade(table, certify.DEFAULT_SLA)
     assert set(graded["graded"]) == {"ndcg@3", f"mrr@{table['depth']}"}
     assert graded["score"] == (best["ndcg@3"] + best["mrr"]) / 2
+
+
+def useless(qs):
+    return lambda query: noise(20)
+
+
+@pytest.mark.parametrize("n, system, letter, supported", [
+    (1, perfect, "A", False),     # one perfect question: 0.21 to 1, F to A
+    (40, perfect, "A", True),     # forty perfect ones: 0.91 to 1
+    (1, useless, "F", False),     # one useless question: 0 to 0.79
+    (40, useless, "F", True),     # forty useless ones: 0 to 0.09
+])
+def test_the_grade_says_when_its_questions_are_too_few_to_support_it(n, system, letter, supported):
+    qs = golden([1] * n)
+    report = retrieval_report(system(qs), qs, k=10, n_resamples=200)
+    got = certify.grade(report, certify.DEFAULT_SLA)
+    backing = got["support"]
+    assert got["letter"] == letter and backing["supported"] is supported and backing["n"] == n
+    assert backing["high"] - backing["low"] <= certify.BAND if supported else backing["high"] - backing["low"] > 0.5
+    assert ("TOO FEW QUESTIONS" in got["why"]) is (not supported) and backing["text"] in got["why"]
+    if not supported:
+        assert f"to support grade {letter}" in got["why"] and backing["needed"] > n
+    assert "Wilson" in certify.GRADE_RULE and "0.10" in certify.GRADE_RULE
+
+
+def test_forty_questions_at_a_middling_score_do_not_support_a_grade_and_the_count_that_would_is_exact():
+    """Half the questions right at rank 1, half missed: score 0.5 over 40 questions spans grades."""
+    qs = golden([1] * 40)
+    table = {q.question: (list(q.expected) if i % 2 == 0 else []) + noise(20) for i, q in enumerate(qs)}
+    got = certify.grade(retrieval_report(lambda query: table[query], qs, k=10, n_resamples=200), certify.DEFAULT_SLA)
+    backing = got["support"]
+    assert got["score"] == pytest.approx(0.5) and not backing["supported"] and backing["spans"] == "F to D"
+    needed = backing["needed"]
+    assert certify.support(0.5, needed)["supported"] and not certify.support(0.5, needed - 1)["supported"]
+    from statsmodels.stats.proportion import proportion_confint
+
+    width = lambda m: float(-(lambda lh: lh[0] - lh[1])(proportion_confint(0.5 * m, m, method="wilson")))  # noqa: E731
+    assert needed == next(m for m in range(1, 1000) if width(m) <= certify.BAND)  # near (2 * 1.96 * 0.5 / 0.1)^2
+
+
+@pytest.mark.parametrize("p, n", [(0.0, 1), (1.0, 1), (0.5, 7), (0.85, 40), (0.713, 5), (0.999, 300)])
+def test_wilson_interval_equals_statsmodels(p, n):
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(p * n, n, alpha=0.05, method="wilson")
+    assert certify.wilson(p, n) == pytest.approx((max(0.0, low), min(1.0, high)), abs=1e-12)

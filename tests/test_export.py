@@ -127,3 +127,23 @@ def test_the_offline_html_opens_from_disk_with_no_server(runs, cli, tmp_path):
         assert page.locator("#q-s5 blockquote.qtext").inner_text() == SCRIPT_QUESTION
         assert page.evaluate("document.querySelectorAll('script').length") == 0
         browser.close()
+
+
+def test_the_certificate_says_when_too_few_questions_back_the_grade_and_shows_the_unjudged_share(runs, tmp_path):
+    """Five questions never support a letter (certify.SUPPORT_RULE); the unjudged share of a RAG
+    run is printed as an upper bound (its grade-0 labels were not recorded)."""
+    from vectrixdb.export import export_run
+    from vectrixdb.server.decisions import decisions
+
+    folder, ids = runs
+    for name in ("rag", "retrieval_report"):
+        report = load_run(folder, ids[name])
+        grade = certify.grade(report, certify.DEFAULT_SLA)
+        (path,) = export_run(ids[name], folder, pdf=str(tmp_path / f"{name}.pdf"))
+        text = text_of(path)
+        assert not grade["support"]["supported"] and grade["support"]["n"] == 5
+        assert f"TOO FEW QUESTIONS to support grade {grade['letter']}: with 5 questions" in text
+        assert "95% Wilson interval" in text  # the rule is printed with it
+        for row in decisions(report)["unjudged"]["rows"]:
+            bound = "at most " if name == "rag" and row["share"] else ""
+            assert f"unjudged, {row['what']} {bound}{row['share']:.0%}" in text, row

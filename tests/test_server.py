@@ -77,7 +77,8 @@ def test_the_list_shows_every_run_with_its_badge_and_state(server, runs, page):
                 "generation": ("Generation", "completed"), "failed": ("Retrieval", "failed"),
                 "pending": ("Unknown", "pending"), "running": ("Retrieval", "running"),
                 "chunking": ("Chunking", "completed"),
-                "retrieval_report": ("Retrieval", "completed"), "experiment": ("Experiment", "completed")}
+                "retrieval_report": ("Retrieval", "completed"), "experiment": ("Experiment", "completed"),
+                "power": ("Power", "completed"), "pool": ("Pool", "completed"), "ppi": ("PPI", "completed")}
     for name, (badge, state) in expected.items():
         r = row(page, ids[name])
         assert r.locator(".badge").inner_text() == badge, name
@@ -121,6 +122,80 @@ def test_a_drill_down_shows_matched_and_missed_items(server, runs, page):
     passages = page.locator(".passage .pmeta").all_inner_texts()
     assert passages[0].startswith("savings.txt · page 1") and passages[1].startswith("deferment.md · page 2")
     assert "Savings accounts" in page.locator(".passage p").first.inner_text()
+
+
+def _unjudged_share(grain_of, pairs) -> str:
+    """The share of returned items not expected, counted here from dashboard_runs' own tables."""
+    holes = total = 0
+    for want, got in pairs:
+        want = {grain_of(x) for x in want}
+        got = list(dict.fromkeys(grain_of(x) for x in got))
+        holes, total = holes + sum(x not in want for x in got), total + len(got)
+    return f"{100 * holes / total:.0f}%"
+
+
+def test_a_run_page_shows_unjudged_share_and_power_with_its_rule(server, runs, page):
+    """Issue 31 item 4 on the dashboard's own runs: 5 questions, too few for the sign-flip test at 0.05."""
+    from tests.dashboard_runs import QUESTIONS, RETRIEVED
+
+    _, ids = runs
+    doc = lambda label: label.split("#")[0].split("::")[0]  # noqa: E731
+    pairs = [(q.expected, [c for c, _, _ in RETRIEVED[q.id]][:3]) for q in QUESTIONS]
+    page.goto(server + f"/runs/{ids['retrieval_report']}")
+    unjudged = page.locator("#unjudged").inner_text()
+    assert "top 3 by doc\t5\t" + _unjudged_share(doc, pairs) in unjudged  # 5 of 9 returned documents
+    assert "neither expected nor judged not relevant with grade 0" in unjudged
+    power = page.locator("#power")
+    assert power.locator("tbody tr").count() == 4  # ndcg@3, recall@3, mrr@100, hit_rate@1
+    assert all("5 questions: the exact sign-flip test's smallest p is 2/2^5 = 0.0625" in t
+               for t in power.locator("tbody tr").all_inner_texts())
+    rule = page.locator("#power-rule").inner_text()
+    assert "alpha 0.05" in rule and "power 0.8" in rule and "Cohen 1988" in rule and "McNemar" in rule
+    page.goto(server + f"/runs/{ids['retrieval_report']}/question?id=s3")  # savings, deferment: neither expected
+    assert page.locator(".unjudged-q").inner_text() == "Unjudged: 2 of 2 results in the top 3 by doc unjudged (100%)"
+    page.goto(server + f"/runs/{ids['rag']}")
+    rows = dict(r.split("\t")[0::2] for r in page.locator("#unjudged tbody tr").all_inner_texts())
+    everything = [(q.expected, [c for c, _, _ in RETRIEVED[q.id]]) for q in QUESTIONS]
+    pages = [(w, [f"{d}#page={p}" for _, d, ps in RETRIEVED[q.id] for p in ps])
+             for q, (w, _) in zip(QUESTIONS, everything) if any("#page=" in x for x in w)]
+    assert rows["docs from the top 10 chunks"] == _unjudged_share(doc, everything)
+    assert rows["pages from the top 10 chunks"] == _unjudged_share(lambda x: x, pages)
+    assert rows["chunks from the top 10 chunks"] == "0%"  # s4's one chunk is the one it expects
+    assert "upper bound" in page.locator("#unjudged").inner_text()
+    page.goto(server + f"/runs/{ids['rag']}/question?id=s2")
+    assert page.locator(".unjudged-q").inner_text() == ("Unjudged: page: 1 of 2 unjudged (50%); "
+                                                       "doc: 1 of 2 unjudged (50%)")
+
+
+def test_power_and_detectable_differences_on_forty_questions(tmp_path):
+    """With 40 questions the run page's detectable figures are questions_needed's, and the
+    Experiments page puts compare_runs' detectable beside each verdict, saying when it could not tell."""
+    from fastapi.testclient import TestClient
+
+    from vectrixdb.evaluation import Question, compare_runs, questions_needed, retrieval_report
+    from vectrixdb.server import create_app
+    from vectrixdb.server.views import fmt
+
+    qs = [Question(f"question {i}?", None, [f"d{i}"], f"q{i}") for i in range(40)]
+    spread = {q.question: i for i, q in enumerate(qs)}
+    a = retrieval_report(lambda t: [f"x{j}" for j in range(spread[t] % 4)] + [f"d{spread[t]}"], qs, k=(1, 5),
+                         save_to=str(tmp_path), n_resamples=200)
+    b = retrieval_report(lambda t: [f"x{j}" for j in range(spread[t] % 3)] + [f"d{spread[t]}"], qs, k=(1, 5),
+                         save_to=str(tmp_path), n_resamples=200)
+    client = TestClient(create_app(str(tmp_path)), base_url=LOCAL)
+    html = client.get(f"/runs/{a['run_id']}").text
+    sized = questions_needed(a, measures=["ndcg@5", "recall@5", "mrr@100", "hit_rate@1"]).frame
+    for measure, row in sized.iterrows():
+        shown = f"<b>{fmt(row['detectable'])}</b>" if row["detectable"] is not None else row["reason"]
+        assert f"<td>{measure}</td><td class=\"num\">40</td>" in html and shown in html, measure
+    got = client.get(f"/experiments?a={a['run_id']}&b={b['run_id']}").text
+    exp = compare_runs(a, b)
+    assert "could these questions tell?" in got
+    for measure in ("ndcg@5", "mrr@100"):
+        row = exp.frame.loc[measure]
+        assert f"<td class=\"num\"><b>{fmt(row['detectable'])}</b></td>" in got
+        if row["verdict"] == "could be luck" and abs(row["difference"]) < row["detectable"]:
+            assert f"could not tell: |B − A| = {abs(row['difference']):.3g}" in got
 
 
 def test_the_chunking_tab_draws_a_saved_comparison(server, runs, page):

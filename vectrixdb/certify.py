@@ -25,10 +25,20 @@ best is 2 min(k, R) / (k + R) at chunk level (0.18 for one expected chunk at k =
 figure can only rise when a right answer moves up, so the grade can too. A from 0.90, B from 0.80,
 C from 0.70, D from 0.60, F below; a run that misses an applicable SLA threshold is graded C at
 best; a run that did not complete gets no grade. Nothing is rounded before it is compared.
+
+Whether the questions support the grade (SUPPORT_RULE, support()): the grade's score is a mean over
+the run's n questions, so it has an interval. It is Wilson's 95% score interval at that mean with
+n questions (Wilson 1927), which holds for any per-question score in 0..1, since such a score with
+mean p varies at most as a yes/no one does (variance <= p(1 - p)). The grade is supported when
+that interval is at most one grade band (0.10) wide; otherwise the grade says plainly that the run
+has too few questions to support it, which grades the interval spans, and about how many
+questions would pin it within one band. One question never does (0.21 to 1 for a perfect one);
+40 perfect ones do (0.91 to 1); 40 at 0.85 do not (0.71 to 0.93, C to A; about 196 would).
 """
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -43,12 +53,16 @@ GRADED = re.compile(r"ndcg@\d+|mrr(@\d+)?|(chunk|page|doc)_capped_recall@\d+|acc
 QUALITY = ("ndcg", "mrr", "chunk_capped_recall", "page_capped_recall", "doc_capped_recall", "accuracy", "groundedness",
            "found_share", "right_share")  # the graded families (GRADED spells them with their k)
 LETTERS = ((0.90, "A"), (0.80, "B"), (0.70, "C"), (0.60, "D"))
+BAND = 0.10  # the width of a grade band (A from 0.90, B from 0.80, ...)
+SUPPORT_RULE = ("Support: the grade's score is a mean over the run's questions; its 95% Wilson interval (valid for any "
+                "per-question score in 0..1) must be at most one grade band (0.10) wide, else the run has too few "
+                "questions to support its grade.")
 GRADE_RULE = ("Grade: the mean of the run's figures that can reach 1 for every question at any k - nDCG@k, MRR, "
               "capped recall@k (found / min(k, expected), per level), accuracy, groundedness, found share - "
               "whichever the run has: A from 0.90, B from 0.80, C from 0.70, D from 0.60, F below. Set precision "
               "and F1@k are shown, not graded: their best is 2·min(k, R)/(k + R) for R expected items (0.18 for one "
               "at k = 10). A run that misses an applicable SLA threshold is graded C at best; a run that did not "
-              "complete is not graded.")
+              "complete is not graded. " + SUPPORT_RULE)
 WHAT = {"retrieval": "a retrieval report", "evaluate": "a setup comparison", "cutoff": "a cut-off study",
         "sweep": "a chunking sweep", "chunking": "a chunking comparison", "answers": "an answer evaluation",
         "calibration": "a judge calibration", "experiment": "an experiment", "golden_audit": "a golden-set audit"}
@@ -207,4 +221,50 @@ def grade(report, sla: dict[str, dict[str, float]]) -> dict[str, Any]:
     sla_check = compliance(report, sla)
     if sla_check["verdict"].startswith("FAILS") and letter in ("A", "B"):
         letter, why = "C", why + "; capped at C because an SLA threshold was missed"
-    return {"letter": letter, "score": score, "why": why, "graded": quality}
+    backing = support(score, _questions(report), letter)
+    return {"letter": letter, "score": score, "why": f"{why}. {backing['text']}", "graded": quality,
+            "support": backing}
+
+
+def _letter(score: float) -> str:
+    return next((letter for floor, letter in LETTERS if score >= floor), "F")
+
+
+def _questions(report) -> int | None:
+    n = report.meta.get("questions", report.get("questions"))
+    return int(n) if isinstance(n, (int, float)) and not isinstance(n, bool) else None
+
+
+def wilson(p: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """Wilson's score interval (95% by default) for a mean p of n scores in 0..1."""
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def support(score: float, n: int | None, letter: str | None = None) -> dict[str, Any]:
+    """Whether n questions support the grade of `score` (SUPPORT_RULE): {"supported", "n", "low",
+    "high", "spans", "needed", "text"}; `needed` is the fewest questions whose interval at this
+    score is within one band."""
+    letter = letter or _letter(score)
+    if not n or n < 1:
+        return {"supported": False, "n": n, "low": None, "high": None, "spans": None, "needed": None,
+                "text": f"TOO FEW QUESTIONS to support grade {letter}: the run does not say how many it scored."}
+    low, high = wilson(score, n)
+    spans = _letter(low) if _letter(low) == _letter(high) else f"{_letter(low)} to {_letter(high)}"
+    needed = n
+    while wilson(score, needed)[1] - wilson(score, needed)[0] > BAND:
+        needed *= 2
+    small = max(n, needed // 2)
+    while needed - small > 1:  # the width shrinks as n grows: bisect to the first n within a band
+        middle = (small + needed) // 2
+        small, needed = (small, middle) if wilson(score, middle)[1] - wilson(score, middle)[0] <= BAND else (middle, needed)
+    ok = high - low <= BAND
+    interval = f"its score {score:.3f} has the 95% interval {low:.3f} to {high:.3f} (Wilson)"
+    if ok:
+        text = f"{n} questions support grade {letter}: {interval}, within one grade band (0.10)."
+    else:
+        text = (f"TOO FEW QUESTIONS to support grade {letter}: with {n} question{'s' if n != 1 else ''}, {interval}, "
+                f"wider than one grade band (0.10) and spanning grade{'s' if ' to ' in spans else ''} {spans}; "
+                f"about {needed} questions would pin it within one band.")
+    return {"supported": ok, "n": n, "low": low, "high": high, "spans": spans, "needed": needed, "text": text}

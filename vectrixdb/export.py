@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from vectrixdb import certify
+from vectrixdb.server.decisions import UPPER_BOUND
 from vectrixdb.errors import AlreadyExists, BadInput
 
 MAX_APPENDIX = 200
@@ -45,6 +46,7 @@ def certificate(report, sla: Any = None) -> dict[str, Any]:
     numbers = certify.figures(report, aliases=False)
     headline = [(k, views.fmt(v), v if k in certify.QUALITY or "@" in k or k.endswith("_f1") else None)
                 for k, v in numbers.items()]
+    headline += _unjudged_rows(report)
     heatmap = None
     table = views.question_table(report)
     if table is not None and len(table) and key_scores(table):
@@ -66,6 +68,21 @@ def certificate(report, sla: Any = None) -> dict[str, Any]:
                               + (f"; the first {MAX_APPENDIX} are listed" if len(appendix) > MAX_APPENDIX else "")
                               if appendix else "No misses recorded for this run."),
             "footer": f"vectrixdb {__version__} · run {run_id}"}
+
+
+def _unjudged_rows(report) -> list[tuple[str, str, None]]:
+    """The certificate's unjudged share of a retrieval or RAG run (server/decisions.py), as headline
+    rows ("unjudged, top 10 by page", "38%"; "at most" where grade-0 labels were not recorded)."""
+    from vectrixdb.server.decisions import decisions
+
+    got = decisions(report)
+    if not got:
+        return []
+    holes = got["unjudged"]
+    bound = "at most " if holes["note"] == UPPER_BOUND else ""
+    rows = [(f"unjudged, {r['what']}", f"{bound if r['share'] else ''}{r['share']:.0%}" if r["share"] is not None
+             else "—", None) for r in holes["rows"]]
+    return rows or [("unjudged", holes["note"] or "not recorded", None)]
 
 
 def _extra_tables(report) -> list[dict[str, Any]]:

@@ -87,14 +87,21 @@ def unreadable_row(run_id: str, data: Any, reason: str) -> dict[str, Any]:
 
 
 TYPES = {"retrieval": "Retrieval", "evaluate": "Retrieval", "cutoff": "Retrieval", "sweep": "Chunking",
-         "chunking": "Chunking", "answers": "Generation", "calibration": "Generation", "experiment": "Experiment"}
+         "chunking": "Chunking", "answers": "Generation", "calibration": "Generation", "experiment": "Experiment",
+         "power": "Power", "pool": "Pool", "ppi": "PPI", "golden_audit": "Audit"}
+BADGES = ("Retrieval", "Generation", "RAG", "Chunking", "Experiment", "Power", "Pool", "PPI", "Audit")
+
+
+def type_of(kind: str | None, values: dict | None) -> str | None:
+    """The badge a run of `kind` shows (one of BADGES): an evaluation run's own type (Retrieval,
+    Generation or RAG), otherwise by kind; None for a kind with no badge (shown as Unknown)."""
+    if kind == "evaluation":
+        return (values or {}).get("type")
+    return TYPES.get(kind)
 
 
 def _type(data: dict) -> str | None:
-    """The badge a run shows: Retrieval, Generation, RAG, Chunking (or Experiment)."""
-    if data.get("kind") == "evaluation":
-        return (data.get("values") or {}).get("type")
-    return TYPES.get(data.get("kind"))
+    return type_of(data.get("kind"), data.get("values"))
 
 
 def _headline(values: dict) -> dict[str, Any]:
@@ -122,6 +129,23 @@ def _headline(values: dict) -> dict[str, Any]:
         out[f"mrr@{values.get('depth')}" if values.get("depth") else "mrr"] = values["mrr"]
     if values.get("best") is not None:
         out["best"] = _best_text(values["best"]) if isinstance(values["best"], dict) else values["best"]
+    out.update(_study_headline(values))
+    return out
+
+
+def _study_headline(values: dict) -> dict[str, Any]:
+    """The figures a power study (`detectable <measure>`, its first 4 measures), a pool (`pooled`
+    unjudged results) or a PPI report (`<metric>` estimate with its interval ends) is listed with."""
+    out: dict[str, Any] = {}
+    if isinstance(values.get("detectable"), dict) and "questions_for" in values:
+        for measure, d in list(values["detectable"].items())[:4]:
+            out[f"detectable {measure}"] = d
+    if "pooled" in values and "first_found" in values:
+        out["pooled"] = values["pooled"]
+    if "width_ratio" in values and "estimate" in values:
+        metric = values.get("metric") or "mean verdict"
+        ci = values.get("ci") if isinstance(values.get("ci"), list) and len(values["ci"]) == 2 else [None, None]
+        out.update({f"{metric} (PPI)": values["estimate"], "PPI low": ci[0], "PPI high": ci[1]})
     return out
 
 

@@ -33,6 +33,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vectrixdb.errors import BadInput, NotFound, VectrixError
+from vectrixdb.evaluation.runs import BADGES
 from vectrixdb.evaluation.saved import UnreadableRun
 from vectrixdb.server import views
 from vectrixdb.server.guard import Guard, allowed_hosts
@@ -43,7 +44,7 @@ COLUMNS = [("type", "Type"), ("status", "State"), ("name", "Name"), ("run_id", "
            ("duration_s", "Duration (s)"), ("questions", "Questions"), ("chunk_f1", "Chunk F1@k"),
            ("page_f1", "Page F1@k"), ("doc_f1", "Doc F1@k"), ("accuracy", "Accuracy"), ("groundedness", "Groundedness")]
 SCORES = {"chunk_f1", "page_f1", "doc_f1", "accuracy", "groundedness"}
-TYPES = ("Retrieval", "Generation", "RAG", "Chunking", "Experiment")
+TYPES = BADGES  # evaluation/runs.py's badges: the listing's Type filter offers each
 STATES = ("pending", "running", "completed", "failed", "unreadable")
 MAX_CHANGED = 1000  # rows of the Experiments page's "questions that changed" table
 PER_QUESTION_KINDS = ("evaluation", "retrieval", "chunking", "answers", "calibration", "cutoff")
@@ -147,7 +148,7 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
     @app.get("/runs/{run_id}/question", response_class=HTMLResponse)
     def question_page(request: Request, run_id: str, id: str):
         report = cache.get(run_id)["report"]
-        return page(request, "question.html", run_id=run_id, meta=report.meta, kind=report.kind,
+        return page(request, "question.html", run_id=run_id, meta=report.meta, kind=report.kind, report=report,
                     q=views.question_detail(report, id))
 
     @app.get("/runs/{run_id}/certificate.pdf")
@@ -183,6 +184,7 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
     @app.get("/experiments", response_class=HTMLResponse)
     def experiments(request: Request, a: str = "", b: str = ""):
         from vectrixdb.evaluation.experiments import compare_runs
+        from vectrixdb.server.decisions import comparison_rows
         from vectrixdb.server.figures import png
 
         rows = runs.rows()
@@ -195,6 +197,7 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
                 exp["a"], exp["b"] = a, b
                 changed = exp.tables["changed"]
                 result = {"table": views.table_of(exp), "values": dict(exp), "plot": data_uri(png(exp.plot)),
+                          "measures": comparison_rows(exp),
                           "changed": changed.head(MAX_CHANGED).to_dict(orient="records"), "changed_total": len(changed)}
             except BadInput as exc:
                 error = str(exc)

@@ -39,6 +39,26 @@ def figure_text(name: str, value) -> str:
     return fmt(value)
 
 
+def run_type(report) -> str | None:
+    """The badge of a run (evaluation/runs.py's type map, which the listing uses too)."""
+    from vectrixdb.evaluation.runs import type_of
+
+    return type_of(report.kind, dict(report))
+
+
+def decisions(report):
+    """The unjudged share and power of a retrieval or RAG run (server/decisions.py), or None."""
+    from vectrixdb.server.decisions import decisions as of
+
+    return of(report)
+
+
+def unjudged_of(report, qid: str) -> str | None:
+    """One question's unjudged results in words, for its drill-down; None where the run has none."""
+    got = decisions(report) if report is not None else None
+    return got["unjudged"]["per_question"].get(str(qid)) if got else None
+
+
 @lru_cache(maxsize=1)
 def environment():
     import jinja2
@@ -53,6 +73,9 @@ def environment():
     env.filters["when"] = when
     env.filters["markdown"] = markup
     env.globals["figure_text"] = figure_text
+    env.globals["run_type"] = run_type
+    env.globals["decisions"] = decisions
+    env.globals["unjudged_of"] = unjudged_of
     return env
 
 

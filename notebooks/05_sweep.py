@@ -15,7 +15,7 @@
 
 # %% [markdown]
 # # 5. Sweep chunking settings
-# Each setting is a new build, from the originals, in a scratch folder, asked every question with each search setting. On Uber's 2021 10-K (307 pages) and its 40 page-labelled questions (`data/golden/uber_2021.jsonl`; the PDF is in the shared data folder, `$VECTRIXDB_SHARED_DATA`, by default `../shared/data` beside the repository). CI runs it on the first 12 pages and the questions they answer. The published run reused notebook 03's vectors for the 1,000-character build (its `build_s` is mostly reading, not embedding); the 2,000-character build embedded its 828 chunks.
+# Each setting is a new build, from the originals, in a scratch folder, asked every question with each search setting. On Uber's 2021 10-K (307 pages) and its 40 page-labelled questions (`data/golden/uber_2021.jsonl`; the PDF is in the shared data folder, `$VECTRIXDB_SHARED_DATA`, by default `../shared/data` beside the repository). CI runs it on the first 12 pages and the questions they answer. The published run reused notebook 03's vectors for the 1,000-character build (so its `build_s` is short: nothing was left to embed); the 2,000-character build embedded its 828 chunks.
 
 # %%
 import os, tempfile

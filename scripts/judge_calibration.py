@@ -18,6 +18,8 @@ Then, per metric, on the cases the judge scored:
 repeat, which marks the prompt "Independent grading number 2", so it is a fresh sample of the same
 judgement) and twice at --hot (default 0.8); the flip rate is the share of pairs whose scores fall
 on both sides of 0.5. The JSON records the load average before and after: the machine is shared.
+--model lexical runs a baseline with no model (lexical_judge: figures only), the bar a model
+judge has to clear.
 """
 from __future__ import annotations
 
@@ -41,6 +43,26 @@ CASES = ROOT / "data" / "judge_set" / "cases.jsonl"
 OUT = ROOT / "benchmarks" / "judge_calibration.json"
 
 
+def _numbers(text: str) -> set[str]:
+    import re
+    return {n.replace(",", "") for n in re.findall(r"\d[\d,]*(?:\.\d+)?", text)}
+
+
+def lexical_judge(metric: str, question: str, reference: str | None, answer: str, sources: list) -> float:
+    """A baseline with no model, for a model judge to beat: it compares the figures (numbers) only.
+    completeness/helpfulness: the share of the reference's figures the answer gives; correctness:
+    that share, 0 when the answer gives a figure found in neither reference nor sources;
+    faithfulness: the share of the answer's figures found in the sources (1 when it gives none)."""
+    said, ref = _numbers(answer), _numbers(reference or "")
+    seen = set().union(*(_numbers(str(s)) for s in sources)) if sources else set()
+    recall = len(said & ref) / len(ref) if ref else 1.0
+    if metric == "faithfulness":
+        return len(said & seen) / len(said) if said else 1.0
+    if metric == "correctness":
+        return 0.0 if said - ref - seen else recall
+    return recall
+
+
 def load_cases(split: str) -> list[dict]:
     cases = [json.loads(line) for line in CASES.read_text().splitlines() if line.strip()]
     return [c for c in cases if split == "all" or c["split"] == split]
@@ -57,16 +79,17 @@ def writer_for(url: str, model: str, temperature: float, cache: Path) -> ChatWri
 
 
 def ask(writer: ChatWriter, metric: str, case: dict, repeat: int = 0) -> dict:
-    before, started = writer.totals(), time.perf_counter()
+    totals = writer.totals if hasattr(writer, "totals") else dict
+    before, started = totals(), time.perf_counter()
     verdict = as_judge(writer)(metric, case["question"], case["reference"], case["answer"], source_texts(case),
                                repeat=repeat)
-    after = writer.totals()
+    after = totals()
     return {"id": case["id"], "kind": case["kind"], "metric": metric, "repeat": repeat, "human": case["human"][metric],
             "judge": verdict.score, "status": verdict.status, "reason": verdict.reason,
             "seconds": round(time.perf_counter() - started, 2),
             "prompt_tokens": after.get("prompt_tokens", 0) - before.get("prompt_tokens", 0),
             "completion_tokens": after.get("completion_tokens", 0) - before.get("completion_tokens", 0),
-            "cached": after.get("requests", 0) == before.get("requests", 0)}
+            "cached": bool(after) and after.get("requests", 0) == before.get("requests", 0)}
 
 
 def kappas(human: np.ndarray, judge: np.ndarray) -> tuple[float | None, float | None]:
@@ -143,7 +166,7 @@ def past(until: str | None) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--url", default="http://127.0.0.1:8090/v1/chat/completions")
-    parser.add_argument("--model", default="qwen1.5b")
+    parser.add_argument("--model", default="qwen1.5b", help="the served model's name, or lexical (no model)")
     parser.add_argument("--split", default="held-out", choices=["dev", "held-out", "all"])
     parser.add_argument("--metrics", default=",".join(BEDROCK_METRICS))
     parser.add_argument("--limit", type=int, default=None, help="at most this many cases")
@@ -160,18 +183,21 @@ def main(argv: list[str] | None = None) -> int:
     cases = [cases[i] for i in order][: args.limit]
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
-    cold = writer_for(args.url, args.model, 0.0, cache / f"{args.model}-t0.sqlite")
+    cold = lexical_judge if args.model == "lexical" else writer_for(args.url, args.model, 0.0,
+                                                                      cache / f"{args.model}-t0.sqlite")
     load_before, started = os.getloadavg(), time.time()
     rows, stopped = [], None
     for n, case in enumerate(cases, start=1):
-        if past(args.until):
-            stopped = f"--until {args.until} reached after {n - 1} of {len(cases)} cases"
-            break
         for metric in metrics:
+            if past(args.until):  # checked before every call: a slow server cannot carry a run past it
+                stopped = f"--until {args.until} reached at case {n} of {len(cases)} ({case['id']}), before {metric}"
+                break
             rows.append(ask(cold, metric, case))
             r = rows[-1]
             print(f"[{n}/{len(cases)}] {case['id']} {metric}: human {r['human']} judge {r['judge']} ({r['status']}, "
                   f"{r['seconds']}s, {r['prompt_tokens']}+{r['completion_tokens']} tok)", flush=True)
+        if stopped:
+            break
     flip_rows: dict[str, list[dict]] = {"temperature_0": [], f"temperature_{args.hot}": []}
     if args.flip:
         pairs = [r for r in rows if r["judge"] is not None][: args.flip]
@@ -187,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"hot {[x['judge'] for x in flip_rows[f'temperature_{args.hot}'][-2:]]}", flush=True)
     asked = [r for r in rows if not r["cached"]]
     result = {
-        "what": "the shipped judge rubrics (vectrixdb.evaluation.judges) against hand verdicts on data/judge_set",
+        "what": ("a baseline with no model (lexical_judge: figures only)" if args.model == "lexical" else
+                 "the shipped judge rubrics (vectrixdb.evaluation.judges)") + " against hand verdicts on data/judge_set",
         "model": args.model, "url": args.url, "split": args.split, "metrics": metrics,
         "cases_in_split": len(load_cases(args.split)), "cases_judged": len({r["id"] for r in rows}),
         "stopped": stopped, "sampling": {"temperature": 0.0, "repeat_penalty": 1.1, "max_tokens": 200},

@@ -120,3 +120,31 @@ def test_the_hand_judged_set_is_whole_and_split_by_question():
             assert c["human"]["correctness"] == 0 and c["human"]["helpfulness"] == 0
     assert {c["split"] for c in cases} == {"dev", "held-out"}
     assert sum(c["split"] == "held-out" for c in cases) >= 60
+
+
+def test_calibration_figures_by_hand_and_the_lexical_baseline():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "scripts"))
+    from judge_calibration import flips, lexical_judge, metric_summary
+
+    def row(i, human, judge, repeat=0):
+        return {"id": f"c{i}", "kind": "right", "metric": "correctness", "repeat": repeat, "human": human,
+                "judge": judge, "status": "ok" if judge is not None else "parse_failed"}
+    same = [row(i, h, h) for i, h in enumerate([0, 0.25, 0.5, 1, 1, 0, 0.75, 0])]
+    got = metric_summary(same + [row(9, 1.0, None)], "correctness", resamples=200)
+    assert got["kappa"] == 1 and got["weighted_kappa"] == 1 and got["kappa_ci95"] == [1, 1]
+    assert got["scored"] == 8 and got["outcomes"] == {"ok": 8, "parse_failed": 1}  # never averaged in
+    # 2x2 by hand: person passes 4, fails 4; judge passes all -> po 0.5, pe 0.5 -> kappa 0
+    lenient = metric_summary([row(i, h, 1.0) for i, h in enumerate([1, 1, 1, 1, 0, 0, 0, 0])], "correctness",
+                             resamples=50)
+    assert lenient["kappa"] == 0 and lenient["agreement"] == 0.5
+    assert metric_summary([row(0, 1, 1)], "correctness")["kappa"] is None  # n = 1: no figure
+    assert flips([row(0, 1, 0.9), row(0, 1, 0.2, 1), row(1, 1, 0.9), row(1, 1, 0.8, 1)]) == \
+        {"pairs": 2, "flip_rate": 0.5, "mean_spread": pytest.approx((0.35 + 0.05) / 2)}
+    source = ["Revenue was $17.5 billion, or up 57% year-over-year"]
+    assert lexical_judge("correctness", "q", "$17.5 billion, up 57%", "It was $17.5 billion, up 57%.", source) == 1
+    assert lexical_judge("correctness", "q", "$17.5 billion, up 57%", "It was $11.1 billion, up 57%.", source) == 0
+    assert lexical_judge("completeness", "q", "$17.5 billion, up 57%", "Up 57%.", source) == 0.5
+    assert lexical_judge("faithfulness", "q", None, "I cannot say.", source) == 1.0

@@ -21,6 +21,9 @@ same saving is timed at 1,000 questions, the size the issue measured (135 s save
 `--large --pages-only` times the pages again over the folder a previous `--large` left
 ($VECTRIXDB_BENCH_FOLDER). `--large --before TREE` times only what a checkout at TREE (e.g. `git archive HEAD~1`) does with
 the same folder, for the figures before a change.
+
+`--small` (the tests' re-run) makes everything smaller (10 runs of 10 questions; --large: 100 and 50
+questions), times each once, and `--out PATH` writes the JSON there: a check that it runs.
 """
 from __future__ import annotations
 
@@ -39,8 +42,11 @@ sys.path.insert(0, str(ROOT))
 
 from scripts._bench import versions  # noqa: E402
 
-OUT = ROOT / "benchmarks" / "dashboard_list.json"
-QUESTIONS = 100
+SMALL = "--small" in sys.argv
+OUT = Path(sys.argv[sys.argv.index("--out") + 1]) if "--out" in sys.argv else ROOT / "benchmarks" / "dashboard_list.json"
+QUESTIONS = 10 if SMALL else 100
+COPIES = (7, 2, 1) if SMALL else (700, 200, 100)  # RAG evaluations, retrieval reports, chunking comparisons
+REPEAT = 1 if SMALL else 5
 
 
 def make_folder(folder: str) -> dict:
@@ -63,7 +69,7 @@ def make_folder(folder: str) -> dict:
     chunking = compare_chunking(docs, [Question("How long can a deferment last?", None, ("deferment.md",), "d")],
                                 budget=300, techniques=["recursive", "fixed"], sizes=[300], headings=[False],
                                 progress=False)
-    for report, copies in ((rag, 700), (retrieval, 200), (chunking, 100)):
+    for report, copies in zip((rag, retrieval, chunking), COPIES):
         for _ in range(copies):
             report.save(folder)
     sizes = [os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(folder) for f in files if f == "report.json"]
@@ -71,7 +77,7 @@ def make_folder(folder: str) -> dict:
             "report_json_bytes_total": sum(sizes)}
 
 
-def timed(fn, repeat: int = 5) -> float:
+def timed(fn, repeat: int = REPEAT) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -112,7 +118,7 @@ def main() -> None:
                    "server_listing_cold": timed(lambda: Runs(folder).rows()),
                    "server_listing_warm": timed(warm.rows)}
         firsts, pages = [], []
-        for _ in range(3):
+        for _ in range(1 if SMALL else 3):
             server, url = serve(folder)
             start = time.perf_counter()
             got = httpx.get(url, timeout=60)
@@ -124,8 +130,9 @@ def main() -> None:
         seconds["page_first_request"] = statistics.median(firsts)
         seconds["page_later_request"] = statistics.median(pages)
         page_bytes = len(got.content)
-    result = {"what": f"list a folder of {made['runs']} saved runs (700 RAG evaluations and 200 retrieval reports "
-                      f"of {QUESTIONS} questions, 100 chunking comparisons), local disk, warm page cache",
+    result = {"what": f"list a folder of {made['runs']} saved runs ({COPIES[0]} RAG evaluations and {COPIES[1]} retrieval "
+                      f"reports of {QUESTIONS} questions, {COPIES[2]} chunking comparisons), local disk, warm page cache",
+              "small": SMALL, "load_average_at_end": os.getloadavg(),
               "how": "scripts/bench_dashboard.py: median of 5 (page first request: median of 3 fresh servers); "
                      "the page is GET / over HTTP from uvicorn on 127.0.0.1, all rows in one page",
               "folder": made, "page_bytes": page_bytes, "seconds": seconds,
@@ -135,8 +142,9 @@ def main() -> None:
     print(json.dumps(result, indent=2))
 
 
-LARGE = 10_000
-LARGE_OUT = ROOT / "benchmarks" / "dashboard_large.json"
+LARGE = 100 if SMALL else 10_000
+LARGE_OUT = OUT if "--out" in sys.argv else ROOT / "benchmarks" / "dashboard_large.json"
+SAVED = 50 if SMALL else 1000  # the size the issue measured saving at
 
 
 def large_questions(n: int):
@@ -189,7 +197,7 @@ def page_times(folder: str, a: str, b: str) -> dict:
                 got = client.get(route)
                 first = time.perf_counter() - start
                 assert got.status_code == 200, (route, got.status_code, got.text[-300:])
-                out[name] = {"first": first, "later": timed(lambda: client.get(route), repeat=3),
+                out[name] = {"first": first, "later": timed(lambda: client.get(route), repeat=1 if SMALL else 3),
                              "bytes": len(got.content)}
     finally:
         server.should_exit = True
@@ -214,10 +222,10 @@ def large(before: str | None) -> None:
         print(json.dumps(result, indent=2))
         return
     seconds: dict = {}
-    seconds["run_1000_unsaved"], _, _ = timed_run(1000, None)
-    seconds["run_1000_saved"], _, writes_1000 = timed_run(1000, tempfile.mkdtemp(prefix="dash-1000-"))
-    seconds["run_10000_unsaved"], _, _ = timed_run(LARGE, None)
-    seconds["run_10000_saved"], a, writes = timed_run(LARGE, folder)
+    seconds[f"run_{SAVED}_unsaved"], _, _ = timed_run(SAVED, None)
+    seconds[f"run_{SAVED}_saved"], _, writes_1000 = timed_run(SAVED, tempfile.mkdtemp(prefix="dash-1000-"))
+    seconds[f"run_{LARGE}_unsaved"], _, _ = timed_run(LARGE, None)
+    seconds[f"run_{LARGE}_saved"], a, writes = timed_run(LARGE, folder)
     _, b, _ = timed_run(LARGE, folder, shift=2)
     ids_file.write_text(json.dumps({"a": a, "b": b}))
     pages = page_times(folder, a, b)
@@ -226,8 +234,9 @@ def large(before: str | None) -> None:
                       "runs, and its pages, PDF and offline copy from the dashboard",
               "how": "scripts/bench_dashboard.py --large: run_evaluation timed once each; each route over HTTP from "
                      "uvicorn on 127.0.0.1: the first request (loads and draws the run) and the median of 3 later ones",
-              "report_json_bytes": size, "report_json_writes": {"1000_questions": writes_1000, "10000_questions": writes},
-              "seconds": seconds, "pages": pages, "load_average_after_pages": os.getloadavg(),
+              "report_json_bytes": size, "report_json_writes": {f"{SAVED}_questions": writes_1000,
+                                                                f"{LARGE}_questions": writes},
+              "seconds": seconds, "small": SMALL, "pages": pages, "load_average_after_pages": os.getloadavg(),
               "versions": versions("vectrixdb", "pandas", "fastapi", "uvicorn", "jinja2", "reportlab")}
     LARGE_OUT.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

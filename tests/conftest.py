@@ -26,6 +26,15 @@ def vectrix_home(tmp_path_factory):
     return home
 
 
+@pytest.fixture(scope="session")
+def uber_10k():
+    """uber_2021.pdf (307 pages) read once per run (per worker): reading it is seconds of pypdf's
+    layout pass, and test_reading and test_chunking both need the whole filing. Treat it as read-only."""
+    from vectrixdb.reading import read
+
+    return read(str(require(PDFS / "uber_2021.pdf")))
+
+
 @pytest.fixture
 def db(tmp_path):
     from vectrixdb import Vectrix

@@ -7,7 +7,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import PDFS, require
 from vectrixdb.chunking import Outline, chunk_document, get_chunker
 from vectrixdb.chunking.parent_child import PARENT_FACTOR
 from vectrixdb.reading import join_pages
@@ -119,10 +118,8 @@ def test_embed_heading_changes_the_vector_not_the_text(db):
 
 
 @pytest.fixture(scope="module")
-def uber():
-    from vectrixdb.reading import read
-
-    return read(str(require(PDFS / "uber_2021.pdf")))
+def uber(uber_10k):  # one read of the filing per run, shared with test_reading (conftest)
+    return uber_10k
 
 
 @pytest.mark.slow

@@ -7,8 +7,8 @@ from vectrixdb.reading.quality import assess
 
 
 @pytest.fixture(scope="module")
-def uber():
-    return read(str(require(PDFS / "uber_2021.pdf")))
+def uber(uber_10k):  # one read of the filing per run, shared with test_chunking (conftest)
+    return uber_10k
 
 
 @pytest.fixture(scope="module")

@@ -160,9 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     earlier = json.loads(path.read_text())["models"] if path.exists() else {}  # a run of some models keeps the rest
     results, started = dict(earlier), time.time()
     for name in args.models.split(","):
-        path = gguf_of(name)
-        info = get_model.describe(path)
-        entry = {"file": path.name, "bytes": info["bytes"], "architecture": info.get("general.architecture"),
+        gguf = gguf_of(name)
+        info = get_model.describe(gguf)
+        entry = {"file": gguf.name, "bytes": info["bytes"], "architecture": info.get("general.architecture"),
                  "gguf_name": info.get("general.name"), "size_label": info.get("general.size_label"),
                  "licence": LICENCES[name], "loadavg_before": os.getloadavg()}
         if name == "qwen1.5b":
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                               "covered (its sampling: temperature 0, repeat_penalty 1.1)"}
         else:
             log = Path(f"/tmp/local_models_{name}.log")
-            proc, url = start(path, name, log)
+            proc, url = start(gguf, name, log)
             try:
                 entry["server"] = "its own llama-cpp-python server (n_ctx 2048, 2 threads), stopped after"
                 entry["speed"] = speed(url, name)

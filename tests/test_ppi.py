@@ -104,7 +104,8 @@ def test_from_a_real_calibration_and_answer_report_saved_loaded_and_plotted(tmp_
         return float(right[i] != slip[i])
 
     labelled = [{"id": f"q{i}", "metric": "correctness", "question": questions[i].question,
-                 "answer": answers[f"q{i}"]["answer"], "human": float(right[i])} for i in range(60)]
+                 "answer": answers[f"q{i}"]["answer"], "reference": "the reference", "human": float(right[i])}
+                for i in range(60)]
     people = calibrate(judge, labelled)
     model = answer_report(questions, answers, judge, metrics=["correctness"])
     got = ppi_mean(model, people, metric="correctness")

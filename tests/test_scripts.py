@@ -3,9 +3,11 @@ small mode, in a fresh process on a fresh VECTRIXDB_HOME (a folder that does not
 writes its JSON to a temporary path, never over the committed benchmarks/. Each test checks what
 the JSON says, not only that it was written. scale_bench.py starts a local Ray cluster of 2 workers.
 
-Not here yet: bench_quantized.py (its --small mode exists, but it exports the int8 graph into a
-fresh home, minutes of work the suite avoids), model_chunking_bench.py and write_golden_bench.py
-(each starts SmolLM2 through tests/llama_server.start_llama; their small runs are to be added).
+Not here yet (model-bound or minutes long): bench_cli.py and bench_tenk.py (timings of the int8
+export and a whole 10-K), local_models_bench.py (every local model), bench_quantized.py (its --small
+mode exists, but it exports the int8 graph into a fresh home), model_chunking_bench.py and
+write_golden_bench.py (each starts SmolLM2 through tests/llama_server.start_llama; their small runs
+are to be added). judge_calibration.py re-runs with its model-free judge.
 """
 from __future__ import annotations
 
@@ -168,3 +170,17 @@ def test_bench_parallel(data, tmp_path):
         assert run["serial"]["sent"] == run["4_at_once"]["sent"] == run["serial"]["usage"]["requests"]
     assert got["remote_like"]["comparison"]["serial"]["sent"] > 0 and got["local_model_one_slot"]["same_texts"]
     assert [p["at_once"] for p in got["local_model_one_slot"]["passes"]] == [1, 4, 1]
+
+
+def test_judge_calibration_lexical(tmp_path):
+    """The model-free bar of benchmarks/judge_calibration_lexical.json re-runs: the hand verdicts of
+    data/judge_set against the lexical judge, kappa with its bootstrap interval per metric."""
+    got = run_script("judge_calibration.py", "--model", "lexical", "--limit", "12", "--metrics",
+                     "correctness,faithfulness", "--cache", str(tmp_path / "cache"), tmp_path=tmp_path)
+    assert got["model"] == "lexical" and got["cases_judged"] == 12
+    for metric in ("correctness", "faithfulness"):
+        row = got["per_metric"][metric]
+        assert row["scored"] == 12 and row["outcomes"] == {"ok": 12}
+        low, high = row["kappa_ci95"]
+        assert -1.0 <= low <= row["kappa"] <= high <= 1.0
+    assert got["calls"]["asked"] == 24

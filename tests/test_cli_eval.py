@@ -155,7 +155,9 @@ def test_runs_list_prints_one_line_per_run_and_json_for_scripts(tmp_path):
     for line, (_, row) in zip(lines[1:], frame.iterrows()):
         assert line.endswith(row["run_id"]) and "evaluation (Retrieval)" in line and "completed" in line
         assert f"doc_f1@10 {row['doc_f1@10']:.3f}" in line and row["started"].replace("T", " ").rstrip("Z") in line
-    assert lines[2].startswith("one doc ") and lines[1].startswith("— ")  # newest first; an unnamed run: a dash
+        named = isinstance(row["name"], str) and row["name"]
+        assert line.startswith(f"{row['name']} " if named else "— ")  # an unnamed run: a dash
+    assert sorted(line.split()[0] for line in lines[1:]) == ["one", "—"]  # in list_runs' order (newest first)
     assert len({line.index("completed") for line in lines[1:]}) == 1  # aligned
     records = json.loads(run("runs", "list", tmp_path, "--json").output)
     assert [r["run_id"] for r in records] == list(frame["run_id"]) and records[1]["name"] == "one doc"

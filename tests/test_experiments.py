@@ -92,5 +92,5 @@ def test_compare_runs_on_two_real_retrieval_runs(tmp_path):
     small = compare_runs(a, b)
     assert small["better"] == [] and set(small.frame["verdict"]) == {"could be luck"}
     big = compare_runs(a, c)
-    assert "doc_recall" in big["better"] and big.frame.loc["doc_recall", "test"].startswith("McNemar")
-    assert big.frame.loc["doc_recall", "ci low"] > 0
+    assert "doc_recall@10" in big["better"] and big.frame.loc["doc_recall@10", "test"].startswith("McNemar")
+    assert big.frame.loc["doc_recall@10", "ci low"] > 0

@@ -57,6 +57,7 @@ def data(tmp_path_factory):
 def run_script(name: str, *args: str, tmp_path) -> dict:
     home, out = tmp_path / "fresh-home", tmp_path / "figures.json"
     assert not home.exists()
+    tmp_path.mkdir(parents=True, exist_ok=True)  # a second run of a test gets a folder of its own
     env = {**os.environ, "VECTRIXDB_HOME": str(home), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / name), *args, "--out", str(out)], env=env,
                           cwd=tmp_path, capture_output=True, text=True, timeout=600)

@@ -167,6 +167,8 @@ def main() -> int:
     parser.add_argument("--cache", default=None)
     parser.add_argument("--log", default=None, help="one JSON line per ask, appended as it comes")
     parser.add_argument("--probe", type=int, default=0, help="only the drafting step on N hand-written questions' passages")
+    parser.add_argument("--concurrency", type=int, default=4,
+                        help="requests in flight at once (1 for a one-slot server shared with other clients)")
     parser.add_argument("--small", action="store_true", help="the re-run test's mode: n=2, one passage scored per slot")
     args = parser.parse_args()
     if args.small:
@@ -196,7 +198,8 @@ def main() -> int:
         return _probe(args, db, base, model, load_before)
     try:
         def writer(kind=ChatWriter):
-            return kind(f"{base}/chat/completions", model=model, max_retries=1, limits=LimitConfig(timeout=600),
+            return kind(f"{base}/chat/completions", model=model, max_retries=1, max_concurrency=args.concurrency,
+                        limits=LimitConfig(timeout=600),
                         request=RequestConfig(response_format="json_object",
                                               extra_body={"repeat_penalty": args.repeat_penalty}))
 
@@ -232,7 +235,7 @@ def main() -> int:
         "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after],
                          "note": "2 cores shared with other work and another client of the same model server: "
                                  "the seconds are under this load"},
-        "n": args.n, "ingest_seconds_not_timed_below": round(ingest_s, 1),
+        "n": args.n, "concurrency": args.concurrency, "ingest_seconds_not_timed_below": round(ingest_s, 1),
         "written": written.to_dict(),
         "per_kept_question": None if not written.kept else {
             "calls": round(u["requests"] / kept, 2), "prompt_tokens": round(u["prompt_tokens"] / kept, 1),

@@ -157,9 +157,29 @@ def test_the_int8_graph_encodes_without_torch(tmp_path):
 import sys
 from vectrixdb.embedding import SentenceEmbedder
 v = SentenceEmbedder("all-MiniLM-L6-v2@int8", cache=False).encode(["a query never cached", "and another"])
-print(v.shape, round(float((v * v).sum()), 4), "torch" in sys.modules, "sentence_transformers" in sys.modules)
+print(v.shape, round(float((v * v).sum()), 4), "torch" in sys.modules, "sentence_transformers" in sys.modules,
+      "openvino.tools.ovc" in sys.modules)
 """
-    assert run_python(code).split() == ["(2,", "384)", "2.0", "False", "False"]
+    # openvino's converter (and its telemetry) is not imported on the run path either
+    assert run_python(code).split() == ["(2,", "384)", "2.0", "False", "False", "False"]
+
+
+@pytest.mark.slow
+def test_the_compiled_graph_is_cached_and_gives_the_same_vectors(tmp_path):
+    """OpenVINO's compiled-model cache beside the export: a fresh compile and one read back from
+    the cache give bit-identical vectors."""
+    from vectrixdb.embedding_openvino import BACKENDS, OpenVinoModel, compiled_cache
+
+    emb = SentenceEmbedder("bundled@int8", cache=False)
+    xml, weights, _ = emb.graph
+    texts = scifact_texts(8) + ["a short query"]
+    fresh = OpenVinoModel(bundled_model_path(), xml, weights, BACKENDS[emb.backend][1]).encode(texts)
+    folder = compiled_cache(tmp_path)
+    assert folder == str(tmp_path / "compiled")
+    OpenVinoModel(bundled_model_path(), xml, weights, BACKENDS[emb.backend][1], folder).encode(texts[:1])
+    assert any((tmp_path / "compiled").iterdir())  # the compiled form was written
+    cached = OpenVinoModel(bundled_model_path(), xml, weights, BACKENDS[emb.backend][1], folder).encode(texts)
+    np.testing.assert_array_equal(cached, fresh)
 
 
 @pytest.mark.slow

@@ -49,6 +49,26 @@ def test_uber_facts_are_on_the_page_a_viewer_shows(uber, page, words):
     assert all(words not in uber.page_text(n) for n in (page - 1, page + 1))
 
 
+@pytest.mark.parametrize("name, pages", [pytest.param("uber_2021.pdf", [0, 9, 52, 76, 120], marks=pytest.mark.slow),
+                                         ("multicolumn.pdf", None),
+                                         ("pdflatex-4-pages.pdf", None)])
+def test_one_parse_of_a_page_reads_what_pypdfs_two_public_calls_read(name, pages):
+    """The reader parses each page's content stream once for both of its passes (the speed-up);
+    its layout text and styled runs are exactly those of extract_text(extraction_mode="layout")
+    and of the visitor pass on a fresh reader: a filing's cover, prose and table pages, two
+    columns, a pdflatex paper."""
+    from pypdf import PdfReader
+
+    from vectrixdb.reading.pdf import _read_page, _styles
+
+    path = str(require(PDFS / name))
+    ours, theirs = PdfReader(path), PdfReader(path)
+    for i in pages if pages is not None else range(len(ours.pages)):
+        text, runs = _read_page(ours.pages[i])
+        assert text == theirs.pages[i].extract_text(extraction_mode="layout") and text.strip()
+        assert runs == _styles(PdfReader(path).pages[i]) and runs
+
+
 @pytest.mark.slow
 def test_page_numbers_agree_with_an_independent_reader(uber):
     import pdfplumber

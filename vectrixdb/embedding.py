@@ -302,9 +302,10 @@ class SentenceEmbedder:
                 self._model = _LOADED[slot]
                 return self._model
             if self.backend:
-                from vectrixdb.embedding_openvino import BACKENDS, OpenVinoModel
+                from vectrixdb.embedding_openvino import BACKENDS, OpenVinoModel, compiled_cache
 
-                self._model = _LOADED[slot] = OpenVinoModel(source, *self.graph[:2], BACKENDS[self.backend][1])
+                self._model = _LOADED[slot] = OpenVinoModel(source, *self.graph[:2], BACKENDS[self.backend][1],
+                                                            compiled_cache(self._graph_path().parent))
                 return self._model
             from sentence_transformers import SentenceTransformer  # torch: only for the float model
 

@@ -19,6 +19,14 @@ Identity: the backend's vectors differ from the float model's, so its cache key 
 and the SHA-256 of the exported graph's files; a re-export (another calibration file, another NNCF)
 gets new cache entries, never the old ones. The int8 graph encodes with openvino + tokenizers
 only: neither torch nor sentence-transformers is imported once the graph is on disk.
+
+Cold start (a fresh `vectrixdb search` loads the graph for one query): OpenVINO's own model cache
+(CACHE_DIR, a `compiled/` folder beside the export) keeps the CPU plugin's compiled form, so a
+process after the first skips the compilation (~2 s -> ~0.3 s here); the cached blob is keyed by
+OpenVINO on the graph, the device and the options, so it never stands for another graph. And the
+run path imports openvino without its model converter (`_openvino`), which `import openvino`
+otherwise loads together with its telemetry's HTTP client (~1/3 of the import time); only
+`export` needs the converter, and imports it itself.
 """
 from __future__ import annotations
 
@@ -26,6 +34,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import warnings
 from pathlib import Path
 from typing import Sequence
@@ -55,6 +64,25 @@ BACKENDS = {"openvino": ("fp32", "f32"), "openvino-bf16": ("fp32", "bf16"), INT8
 ALIASES = {"int8": INT8, "openvino-int8": INT8, "openvino-fp32": "openvino"}
 
 
+def _openvino():
+    """`import openvino` without `openvino.tools.ovc`: openvino's __init__ imports the converter
+    inside `try: ... except ImportError`, so marking it absent for the length of the import skips
+    it (and the telemetry it starts); the mark is removed at once, so `export` can still import it."""
+    if "openvino" in sys.modules:
+        import openvino  # None there (a test's "not installed") raises ImportError, as it should
+
+        return openvino
+    blocked = "openvino.tools.ovc" not in sys.modules
+    if blocked:
+        sys.modules["openvino.tools.ovc"] = None  # type: ignore[assignment]
+    try:
+        import openvino
+    finally:
+        if blocked and sys.modules.get("openvino.tools.ovc", 0) is None:
+            del sys.modules["openvino.tools.ovc"]
+    return openvino
+
+
 @functools.cache
 def int8_unavailable(graph_on_disk: bool = False) -> str | None:
     """Why the int8 backend cannot run in this environment, or None when it can: openvino must
@@ -63,7 +91,7 @@ def int8_unavailable(graph_on_disk: bool = False) -> str | None:
     import importlib.util
 
     try:
-        import openvino as ov
+        ov = _openvino()
     except ImportError as exc:
         return f"openvino is not installed ({exc}); pip install 'vectrixdb[quantized]'"
     try:
@@ -114,6 +142,7 @@ def export(model_dir: str, folder: Path, kind: str) -> Path:
     shipped calibration texts. Written under a temporary name and renamed, so readers never see half."""
     import openvino as ov
     import torch
+    from openvino.tools.ovc import convert_model
     from sentence_transformers import SentenceTransformer
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -141,7 +170,7 @@ def export(model_dir: str, folder: Path, kind: str) -> Path:
                  ("token_type_ids", [-1, -1], ov.Type.i64)]
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # tracer notes about Python-side branches; shapes are dynamic
-            graph = ov.convert_model(Sentence(st[0].auto_model.eval()), example_input=example, input=shape)
+            graph = convert_model(Sentence(st[0].auto_model.eval()), example_input=example, input=shape)
     elif kind == INT8:
         import nncf
 
@@ -170,14 +199,27 @@ def read_graph(xml: Path) -> tuple[bytes, bytes, str]:
     return graph, weights, hashlib.sha256(graph + b"\0" + weights).hexdigest()[:16]
 
 
+def compiled_cache(folder: Path) -> str | None:
+    """OpenVINO's compiled-model cache folder beside the exported graphs, or None where it cannot
+    be written (a read-only shared $VECTRIXDB_MODELS): then every process compiles, as before."""
+    cache = folder / "compiled"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return str(cache) if os.access(cache, os.W_OK) else None
+
+
 class OpenVinoModel:
-    """A compiled sentence graph with the `encode` that SentenceEmbedder calls on a model."""
+    """A compiled sentence graph with the `encode` that SentenceEmbedder calls on a model.
+    `cache_dir`: OpenVINO's compiled-model cache (see compiled_cache), or None to compile afresh."""
 
-    def __init__(self, model_dir: str, graph: bytes, weights: bytes, precision: str):
-        import openvino as ov
-
+    def __init__(self, model_dir: str, graph: bytes, weights: bytes, precision: str, cache_dir: str | None = None):
+        ov = _openvino()
         self.tok = tokenizer(model_dir)
         core = ov.Core()
+        if cache_dir:
+            core.set_property({"CACHE_DIR": cache_dir})
         model = core.read_model(graph.decode(), ov.Tensor(np.frombuffer(weights, dtype=np.uint8).copy()))
         self.compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": precision})
 

@@ -42,6 +42,35 @@ def _styles(page) -> list[tuple[str, float, bool]]:
     return runs
 
 
+def _read_page(page) -> tuple[str, list[tuple[str, float, bool]]]:
+    """A page's layout-mode text and its styled runs, parsing its content stream once.
+
+    pypdf's public calls parse a page's content stream once per call, and parsing is most of what
+    reading costs (about 60% of the two passes on uber_2021.pdf). Here the stream is parsed once:
+    layout mode runs on its operations through the same four pypdf steps that
+    `extract_text(extraction_mode="layout")` runs (with its defaults), and the visitor pass finds
+    the same parsed stream on the page (pypdf reuses a content stream it is given). The output is
+    the public calls' output exactly (tests/test_reading.py compares them); where pypdf's layout
+    internals are not there (another pypdf), the public calls are used."""
+    try:
+        from pypdf._text_extraction import _layout_mode
+        from pypdf.generic import ArrayObject, ContentStream, NameObject, StreamObject
+    except ImportError:  # pragma: no cover - another pypdf layout
+        return page.extract_text(extraction_mode="layout") or "", _styles(page)
+    contents = page.get("/Contents")
+    contents = contents.get_object() if contents is not None else None
+    if not isinstance(contents, (ArrayObject, StreamObject)) or not hasattr(page, "_layout_mode_fonts"):
+        return page.extract_text(extraction_mode="layout") or "", _styles(page)
+    stream = ContentStream(contents, page.pdf, "bytes")
+    groups = _layout_mode.text_show_operations(iter(stream.operations), page._layout_mode_fonts(), True, None)
+    text = ""
+    if groups:
+        text = _layout_mode.fixed_width_page(_layout_mode.y_coordinate_groups(groups, None),
+                                             _layout_mode.fixed_char_width(groups, 1.25), True, 1)
+    page[NameObject("/Contents")] = stream  # in memory only: the visitor pass reuses the parsed operations
+    return text, _styles(page)
+
+
 PROGRESS_FROM = 20  # a PDF of this many pages or more shows a bar as its pages are read (about 15 a second)
 
 
@@ -61,7 +90,7 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
 
         shown = reader.pages if len(reader.pages) < PROGRESS_FROM else tqdm(
             reader.pages, desc=f"reading {where.rsplit('/', 1)[-1]}", unit="page", leave=False)
-        pages = [(p.extract_text(extraction_mode="layout") or "", _styles(p)) for p in shown]
+        pages = [_read_page(p) for p in shown]
     except BadInput:
         raise
     except PdfReadError as exc:

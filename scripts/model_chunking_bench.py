@@ -39,7 +39,7 @@ def main() -> int:
     args = parser.parse_args()
     os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="model-chunking-")
     from tests.llama_server import start_llama
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat.writer import ChatWriter
     from vectrixdb.chunk_models import context_writer, llm_cutter
     from vectrixdb.evaluation import compare_chunking, load_questions
     from vectrixdb.reading import Document, read

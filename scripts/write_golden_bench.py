@@ -37,7 +37,7 @@ GOLDEN = ROOT / "data" / "golden" / "uber_2021.jsonl"
 def audit_part(db, drafts: str | None) -> dict:
     """audit_golden's figures for the drafts beside the hand-written set; the hand-written set alone
     (drafted: None) when no draft was kept, so the comparison's other side is still on record."""
-    from vectrixdb.evaluation.audit import audit_golden
+    from vectrixdb.evaluation.writing.audit import audit_golden
 
     if drafts:
         report = audit_golden(drafts, db, real=str(GOLDEN))
@@ -87,12 +87,12 @@ def probe(db, writer, count: int, examples: list[str], max_chars: int, log: Path
     whether the sentences the model chose hold the hand-written evidence. No critic calls, so a
     slow machine measures the step that item 3 redesigned with the fewest calls. save(figures), when
     given, is called after every draft, so a run stopped early leaves its figures so far."""
-    from vectrixdb.evaluation import writing_prompts as prompts
-    from vectrixdb.evaluation.golden import load_questions
-    from vectrixdb.evaluation.labels import normal
-    from vectrixdb.evaluation.writing_checks import check_draft, pick
-    from vectrixdb.evaluation.writing_config import KINDS, CheckConfig, KindConfig, PassageConfig
-    from vectrixdb.evaluation.writing_passages import list_passages
+    from vectrixdb.evaluation.writing import prompts
+    from vectrixdb.evaluation.golden.questions import load_questions
+    from vectrixdb.evaluation.golden.labels import normal
+    from vectrixdb.evaluation.writing.checks import check_draft, pick
+    from vectrixdb.evaluation.writing.config import KINDS, CheckConfig, KindConfig, PassageConfig
+    from vectrixdb.evaluation.writing.passages import list_passages
 
     golden = load_questions(str(GOLDEN))[5:]
     chosen = [golden[i * len(golden) // count] for i in range(count)]
@@ -165,9 +165,9 @@ def main() -> int:
 
     from tests.llama_server import smollm2_gguf, start_llama
     from vectrixdb import Vectrix
-    from vectrixdb.chat import ChatWriter
-    from vectrixdb.evaluation.writing import write_golden
-    from vectrixdb.evaluation.writing_config import PassageConfig
+    from vectrixdb.chat.writer import ChatWriter
+    from vectrixdb.evaluation.writing.write import write_golden
+    from vectrixdb.evaluation.writing.config import PassageConfig
 
     db = Vectrix("uber", path=args.collections or scratch / "collections")
     started = time.perf_counter()
@@ -241,7 +241,7 @@ def main() -> int:
 
 def _probe(args, db, base, model, load_before) -> int:
     """--probe: write runs[label] with the drafting step's figures (see probe)."""
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat.writer import ChatWriter
 
     writer = ChatWriter(f"{base}/chat/completions", model=model, response_format="json_object",
                         extra_body={"repeat_penalty": args.repeat_penalty}, max_retries=1, timeout=1800,

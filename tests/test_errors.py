@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import ROOT
 from vectrixdb import errors
-from vectrixdb.cli import EXIT_CODES, app, exit_code
+from vectrixdb.cli.commands import EXIT_CODES, app, exit_code
 
 PACKAGE = ROOT / "vectrixdb"
 BUILTIN = {name for name, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
@@ -107,7 +107,7 @@ def test_the_cli_gives_each_kind_one_line_and_its_exit_status(tmp_path):
 
 def test_a_checksum_mismatch_shows_expected_and_actual(tmp_path):
     """A folder named like a published BEIR set whose corpus differs: both digests are shown."""
-    from vectrixdb.evaluation.beir import load_beir, manifest, sha256
+    from vectrixdb.evaluation.golden.beir import load_beir, manifest, sha256
 
     folder = tmp_path / "scifact"
     (folder / "qrels").mkdir(parents=True)

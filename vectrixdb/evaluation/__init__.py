@@ -7,35 +7,33 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "Question": "golden", "save_questions": "golden", "load_questions": "golden", "read_golden": "golden",
-    "save_ragas": "anchors_write", "save_deepeval": "anchors_write",
-    "check_golden": "schema", "GoldenCheck": "schema", "Finding": "schema",
-    "suggest_expected": "suggest",
-    "load_beir": "beir", "BeirData": "beir",
-    "Report": "report", "load_report": "report",
-    "answer_report": "answers", "calibrate": "answers",
-    "run_evaluation": "pipeline",
-    "compare_runs": "experiments",
-    "questions_needed": "power", "ppi_mean": "ppi",
-    "ChatWriter": "chat",
-    "write_golden": "writing", "Written": "writing_summary", "audit_golden": "audit",
-    "PassageConfig": "writing_config", "KindConfig": "writing_config", "CheckConfig": "writing_config",
-    "CriticConfig": "writing_config", "EvolutionConfig": "writing_config",
-    "retrieval_report": "retrieval", "evaluate": "retrieval", "metric_table": "metrics",
-    "pool": "pooling",
-    "list_runs": "runs", "load_run": "runs",
-    "answer_cutoff": "cutoff",
-    "sweep_markdown": "sweep",
-    "compare_chunking": "chunking",
+    "Question": "golden.questions", "save_questions": "golden.questions", "load_questions": "golden.questions", "read_golden": "golden.questions",
+    "save_ragas": "golden.anchors_write", "save_deepeval": "golden.anchors_write",
+    "check_golden": "golden.schema", "GoldenCheck": "golden.schema", "Finding": "golden.schema",
+    "suggest_expected": "golden.suggest",
+    "load_beir": "golden.beir", "BeirData": "golden.beir",
+    "Report": "runs.report", "load_report": "runs.report",
+    "answer_report": "generation.answers", "calibrate": "generation.answers",
+    "run_evaluation": "runs.pipeline",
+    "compare_runs": "runs.experiments",
+    "questions_needed": "runs.power", "ppi_mean": "runs.ppi",
+    "ChatWriter": "vectrixdb.chat.writer",
+    "write_golden": "writing.write", "Written": "writing.summary", "audit_golden": "writing.audit",
+    "PassageConfig": "writing.config", "KindConfig": "writing.config", "CheckConfig": "writing.config",
+    "CriticConfig": "writing.config", "EvolutionConfig": "writing.config",
+    "retrieval_report": "retrieval.scoring", "evaluate": "retrieval.scoring", "metric_table": "retrieval.metrics",
+    "pool": "retrieval.pooling",
+    "list_runs": "runs.store", "load_run": "runs.store",
+    "answer_cutoff": "retrieval.cutoff",
+    "sweep_markdown": "retrieval.sweep",
+    "compare_chunking": "chunking.compare",
 }
-__all__ = sorted([*_EXPORTS, "sweep"])
-
-# The function shares its module's name, so it is bound here once (the module is light): a lazy
-# lookup would hand back the module after its first import.
-from vectrixdb.evaluation.sweep import sweep  # noqa: E402
+_EXPORTS["sweep"] = "retrieval.sweep"  # the function (its module is vectrixdb.evaluation.retrieval.sweep)
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str):
     if name in _EXPORTS:
-        return getattr(importlib.import_module(f"vectrixdb.evaluation.{_EXPORTS[name]}"), name)
+        where = _EXPORTS[name]
+        return getattr(importlib.import_module(where if where.startswith("vectrixdb.") else f"vectrixdb.evaluation.{where}"), name)
     raise AttributeError(f"module 'vectrixdb.evaluation' has no attribute {name!r}")

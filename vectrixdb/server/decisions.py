@@ -141,7 +141,7 @@ def headline_measures(report) -> list[str]:
 
 def power(report) -> dict[str, Any]:
     """{"rows": [{measure, n, mean, model, detectable, reason}], "rule", "alpha", "power"}."""
-    from vectrixdb.evaluation.power import questions_needed
+    from vectrixdb.evaluation.runs.power import questions_needed
 
     measures = headline_measures(report)
     out: dict[str, Any] = {"alpha": ALPHA, "power": POWER, "rows": [], "rule": None, "reason": None}

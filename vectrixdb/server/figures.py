@@ -51,7 +51,7 @@ def run_figures(report) -> list[dict[str, Any]]:
         spec.append(("Tie matrix", f"exact McNemar p-values between techniques, run {report.meta.get('run_id')}",
                      lambda: plotting.tie_matrix(report)))
     if report.kind in ("evaluation", "retrieval") and report.frame is not None and len(report.frame):
-        from vectrixdb.server.heatmap import question_heatmap
+        from vectrixdb.plotting.heatmap import question_heatmap
 
         spec.append(("Per-question heatmap", f"scores per question, run {report.meta.get('run_id')}",
                      lambda: question_heatmap(report)))

@@ -25,9 +25,9 @@ from typing import Any
 
 from vectrixdb import io
 from vectrixdb.errors import NotFound
-from vectrixdb.evaluation import progress
-from vectrixdb.evaluation.report import KINDS
-from vectrixdb.evaluation.runs import read_head, row_of, unreadable_row
+from vectrixdb.evaluation.runs import progress
+from vectrixdb.evaluation.runs.report import KINDS
+from vectrixdb.evaluation.runs.store import read_head, row_of, unreadable_row
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 FINAL = ("completed", "failed")
@@ -109,7 +109,7 @@ class Runs:
 
     def load(self, run_id: str):
         """The listed run as its Report (through load_run, so dead runs read as failed)."""
-        from vectrixdb.evaluation.runs import load_run
+        from vectrixdb.evaluation.runs.store import load_run
 
         ref = self.ref(run_id)
         return load_run(self.folder, ref.run_id, next(k for k, spec in KINDS.items() if spec.folder == ref.folder))

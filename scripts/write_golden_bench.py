@@ -88,7 +88,7 @@ def probe(db, writer, count: int, examples: list[str], max_chars: int, log: Path
     slow machine measures the step that item 3 redesigned with the fewest calls. save(figures), when
     given, is called after every draft, so a run stopped early leaves its figures so far."""
     from vectrixdb.evaluation.writing import prompts
-    from vectrixdb.evaluation.golden.questions import load_questions
+    from vectrixdb.evaluation.golden.files import load_questions
     from vectrixdb.evaluation.golden.labels import normal
     from vectrixdb.evaluation.writing.checks import check_draft, pick
     from vectrixdb.evaluation.writing.config import KINDS, CheckConfig, KindConfig, PassageConfig

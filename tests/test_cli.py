@@ -157,7 +157,7 @@ def test_a_command_group_added_later_runs_inside_the_same_handler():
 def test_version_help_and_json_everywhere(tmp_path, policies):
     import json as _json
 
-    from vectrixdb import __version__
+    from vectrixdb.version import __version__
     from vectrixdb.evaluation import Question, save_questions
 
     runner = CliRunner()

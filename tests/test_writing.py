@@ -13,7 +13,7 @@ from tests.llama_server import Scripted
 from vectrixdb.chat.writer import DATA_NOTE, ChatWriter
 from vectrixdb.chat.prompt import CONTROL_TOKENS, SHAPES
 from vectrixdb.errors import AlreadyExists, BadInput, Refused
-from vectrixdb.evaluation.golden.questions import load_questions
+from vectrixdb.evaluation.golden.files import load_questions
 from vectrixdb.evaluation.golden.schema import check_golden
 from vectrixdb.evaluation.writing.write import critic_reason, write_golden
 from vectrixdb.evaluation.writing import prompts as writing_prompts

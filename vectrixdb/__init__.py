@@ -5,7 +5,8 @@
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from vectrixdb.version import __version__
+
 __all__ = ["Vectrix", "__version__"]
 
 

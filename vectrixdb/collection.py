@@ -24,8 +24,8 @@ import numpy as np
 from vectrixdb.embedding import Embedder, get_embedder, home
 from vectrixdb.errors import BadInput, Corrupt, NotFound
 from vectrixdb.search import SCORE_KINDS, Hit
+from vectrixdb.store import DEFAULT_SPACE
 
-DEFAULT_SPACE = "default"
 SEARCH_DEPTH = 64  # dense and keyword candidates are read this many at a time (then twice as many, ...)
 DEFAULT_CHUNKING = {"chunk": "recursive", "chunk_size": 1000, "overlap": None, "embed_heading": False}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")

@@ -287,7 +287,8 @@ def golden_label(name: str, questions: str = typer.Option(..., help="questions t
     from dataclasses import replace
 
     from vectrixdb import io
-    from vectrixdb.evaluation.golden.questions import load_questions, save_questions
+    from vectrixdb.evaluation.golden.files import load_questions
+    from vectrixdb.evaluation.golden.questions import save_questions
     from vectrixdb.evaluation.golden.suggest import suggest_expected
 
     if io.exists(out):

@@ -48,7 +48,8 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
         (the summary says how to label them). Never writes over --out."""
         from vectrixdb import io
         from vectrixdb.errors import AlreadyExists, BadInput
-        from vectrixdb.evaluation.golden.questions import load_questions, save_questions
+        from vectrixdb.evaluation.golden.files import load_questions
+        from vectrixdb.evaluation.golden.questions import save_questions
 
         if io.exists(out):
             raise AlreadyExists(f"{out} already exists; it may hold checked labels, so it is never written over")
@@ -86,7 +87,7 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
         their own loaders; vectrixdb's own fields ride along, so the file reads back exactly."""
         from vectrixdb.errors import BadInput
         from vectrixdb.evaluation.golden.anchors_write import save_deepeval, save_ragas
-        from vectrixdb.evaluation.golden.questions import load_questions
+        from vectrixdb.evaluation.golden.files import load_questions
 
         if to not in FORMATS:
             raise BadInput(f"--to is ragas or deepeval, not {to!r}")

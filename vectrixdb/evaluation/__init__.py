@@ -7,7 +7,8 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "Question": "golden.questions", "save_questions": "golden.questions", "load_questions": "golden.questions", "read_golden": "golden.questions",
+    "Question": "golden.questions", "save_questions": "golden.questions",
+    "load_questions": "golden.files", "read_golden": "golden.files",
     "save_ragas": "golden.anchors_write", "save_deepeval": "golden.anchors_write",
     "check_golden": "golden.schema", "GoldenCheck": "golden.schema", "Finding": "golden.schema",
     "suggest_expected": "golden.suggest",

@@ -33,7 +33,7 @@ def _rules(sla: Any) -> tuple[dict, str]:
 
 def certificate(report, sla: Any = None) -> dict[str, Any]:
     """What the PDF says, as plain data (export_pdf.build lays it out)."""
-    from vectrixdb import __version__
+    from vectrixdb.version import __version__
     from vectrixdb.server import views
     from vectrixdb.server.figures import run_figures
     from vectrixdb.plotting.heatmap import key_scores

@@ -1,6 +1,6 @@
 """What every heatmap carries, on pages, in notebooks and in the PDF: a colour bar saying what the
 colours mean, and each cell's number in black or white, whichever contrasts more with the cell's
-colour (WCAG relative luminance, server.heatmap.text_on), so no number is lost on a dark cell.
+colour (WCAG relative luminance, plotting.colours.text_on), so no number is lost on a dark cell.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ def cell_numbers(ax, image, data, fmt: str | Callable[[float], str] = "{:.2f}", 
     """Write each defined cell's value on it; the text colour follows the cell's own colour."""
     import numpy as np
 
-    from vectrixdb.plotting.heatmap import text_on
+    from vectrixdb.plotting.colours import text_on
 
     say = fmt.format if isinstance(fmt, str) else fmt
     for i in range(data.shape[0]):
@@ -33,11 +33,11 @@ def colour_bar(fig, ax, image, label: str, ticks=None, ticklabels=None):
 
 
 def heat_cmap():
-    """The dashboard's and the PDF's cell colours (server.heatmap.heat_rgb) as a matplotlib
+    """The dashboard's and the PDF's cell colours (plotting.colours.heat_rgb) as a matplotlib
     colour map, grey where a value is undefined, so a figure and a table read the same way."""
     from matplotlib.colors import LinearSegmentedColormap
 
-    from vectrixdb.plotting.heatmap import UNDEFINED_RGB, heat_rgb
+    from vectrixdb.plotting.colours import UNDEFINED_RGB, heat_rgb
 
     steps = [tuple(c / 255 for c in heat_rgb(i / 20)) for i in range(21)]
     grey = tuple(c / 255 for c in UNDEFINED_RGB)

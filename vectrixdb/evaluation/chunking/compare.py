@@ -28,7 +28,6 @@ late chunking) are in evaluation/chunking_models.py; what was not built is under
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -36,23 +35,13 @@ import numpy as np
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden.questions import Question, split_label
 from vectrixdb.evaluation.golden.labels import normal
+from vectrixdb.evaluation.chunking.builds import Build
 from vectrixdb.evaluation.runs.report import Report
 
 TECHNIQUES = ("structure", "parent_child", "recursive", "sentence", "semantic", "fixed")
 SIZES = (500, 1000, 2000)
 SMALL_SIZES = {"parent_child": (250, 500, 1000)}
 ALPHA = 0.05
-
-
-@dataclass
-class Build:
-    technique: str
-    size: int
-    heading: bool
-    spans: dict[str, list[tuple[int, int, int]]]  # collection -> (doc index, start, end) handed per chunk
-    texts: dict[str, list[str]]  # collection -> what the embedder sees per chunk
-    chunks: int = 0
-    vectors: dict | None = None  # collection -> one vector per chunk, when not embedded from texts (late chunking)
 
 
 def collections_of(documents: Any) -> dict[str, list]:
@@ -124,7 +113,8 @@ def _compare(documents: Any, golden: Any, began: float, live: Any, *, budget: in
              context_with: Any, late: Any, executor: str, progress: bool) -> Report:
     from vectrixdb.chunking import get_chunker
     from vectrixdb.embedding import get_embedder
-    from vectrixdb.evaluation.golden.questions import provenance, questions_of
+    from vectrixdb.evaluation.golden.questions import provenance
+    from vectrixdb.evaluation.golden.files import questions_of
     from vectrixdb.evaluation.chunking.models import answered, model_builds, plan_model_builds, unscored_values
     from vectrixdb.executors import embed_corpus
 

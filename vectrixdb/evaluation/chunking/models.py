@@ -67,7 +67,7 @@ def plan_model_builds(chat: Any, cut_with: Any, context_with: Any, late: Any, em
 def model_builds(collections: dict[str, list], give: dict, techniques: list[str], sizes: list[int], headings: list[bool],
                  embedder: Any, progress: bool = False) -> tuple[list, list, list]:
     """(builds, skipped, costs): the model-backed builds of `give`, each a chunking Build."""
-    from vectrixdb.evaluation.chunking.compare import Build
+    from vectrixdb.evaluation.chunking.builds import Build
 
     builds, skipped, costs = [], [], []
     jobs = [("llm", size, h) for size in sizes for h in headings] if "llm" in give else []

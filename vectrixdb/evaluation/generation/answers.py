@@ -27,7 +27,8 @@ import numpy as np
 
 from vectrixdb.chat.parallel import concurrently, width
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.golden.questions import provenance, questions_of
+from vectrixdb.evaluation.golden.questions import provenance
+from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.generation.judges import BEDROCK_METRICS, as_judge, check_inputs, check_score, is_model, rubric
 from vectrixdb.evaluation.runs.report import Report, now
 from vectrixdb.evaluation.runs.stats import bootstrap_interval

@@ -17,10 +17,24 @@ from __future__ import annotations
 
 import difflib
 import os
+from dataclasses import dataclass
 from typing import Any, Iterable, NamedTuple
 
 from vectrixdb.errors import BadInput
+from vectrixdb.evaluation.golden.labels import chunks_of
 from vectrixdb.evaluation.golden.questions import CHUNK_LABEL, Question, anchor_problem, label_document, loose_page, split_label
+
+
+@dataclass(frozen=True)
+class Finding:
+    line: int | None
+    field: str | None
+    severity: str  # "error" or "note"
+    message: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" if self.line else "file"
+        return f"{self.severity}: {where}{f', {self.field}' if self.field else ''}: {self.message}"
 
 
 class LabelProblem(NamedTuple):
@@ -62,14 +76,6 @@ class Held:
                 return same[0]
         close = difflib.get_close_matches(doc.casefold(), [d.casefold() for d in self.docs], n=1, cutoff=0.8)
         return next(d for d in self.docs if d.casefold() == close[0]) if close else None
-
-
-def chunks_of(db: Any, doc_ids: list[str]) -> list[dict]:
-    """db.chunks narrowed to some documents (a principal's view lists its visible ones only)."""
-    try:
-        return db.chunks(doc_ids)
-    except TypeError:
-        return [c for c in db.chunks() if c["doc_id"] in doc_ids]
 
 
 def label_problems(questions: Iterable[Question], db: Any, held: Held | None = None) -> list[LabelProblem]:
@@ -159,7 +165,6 @@ def refuse_bad_labels(questions: list[Question], db: Any = None) -> None:
 def evidence_findings(questions: list[Question], db) -> list[Finding]:
     """Each quote must be in the kept Markdown of the pages (or documents) its row expects."""
     from vectrixdb.evaluation.golden.labels import normal
-    from vectrixdb.evaluation.golden.schema import Finding
 
     held = {d["doc_id"] for d in db.documents()}
     kept: dict[str, Any] = {}

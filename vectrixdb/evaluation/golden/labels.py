@@ -81,11 +81,18 @@ def distinct(results: list[Result]) -> tuple[list[Result], int]:
     return out, len(results) - len(out)
 
 
+def chunks_of(db: Any, doc_ids: list[str]) -> list[dict]:
+    """db.chunks narrowed to some documents (a principal's view lists its visible ones only)."""
+    try:
+        return db.chunks(doc_ids)
+    except TypeError:
+        return [c for c in db.chunks() if c["doc_id"] in doc_ids]
+
+
 def with_pages(results: list[list[Result]], db: Any) -> list[list[Result]]:
     """Results that came as bare vectrixdb chunk ids (`doc::n`) take their pages and text from the
     collection, so they earn page and evidence credit as the hits would."""
     from vectrixdb.evaluation.golden.questions import CHUNK_LABEL
-    from vectrixdb.evaluation.golden.label_check import chunks_of
 
     bare = {r.chunk_id for res in results for r in res if not r.pages and CHUNK_LABEL.match(r.chunk_id)}
     if not bare:

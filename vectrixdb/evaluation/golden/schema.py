@@ -28,24 +28,13 @@ from importlib import resources
 from typing import Any
 
 from vectrixdb.evaluation.golden.foreign import foreign_row, is_foreign, rows_of
+from vectrixdb.evaluation.golden.label_check import Finding  # noqa: F401  (public here: vectrixdb.evaluation.Finding)
 from vectrixdb.evaluation.golden.questions import Question, anchor_problem, bedrock_problems, from_bedrock, is_bedrock, loose_page, split_label
 
 
 @lru_cache(maxsize=1)
 def schema() -> dict:
     return json.loads(resources.files("vectrixdb").joinpath("golden.schema.json").read_text(encoding="utf-8"))
-
-
-@dataclass(frozen=True)
-class Finding:
-    line: int | None
-    field: str | None
-    severity: str  # "error" or "note"
-    message: str
-
-    def __str__(self) -> str:
-        where = f"line {self.line}" if self.line else "file"
-        return f"{self.severity}: {where}{f', {self.field}' if self.field else ''}: {self.message}"
 
 
 @dataclass

@@ -32,7 +32,7 @@ def suggest_expected(db: Any, questions: Any, *, k: int = 3, by: str = "doc", re
     default, the best measured (module docstring); mode=... changes it. Up to `k` hits scoring at least `relative`
     times the best one are kept: a second document is proposed only when it matches nearly as well
     as the first (for a fusion the score is the fused one). Changes nothing."""
-    from vectrixdb.evaluation.golden.questions import load_questions
+    from vectrixdb.evaluation.golden.files import load_questions
 
     if by not in ("doc", "page"):
         raise BadInput(f"by must be 'doc' or 'page', not {by!r}")

@@ -26,7 +26,8 @@ from typing import Any, Mapping
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import labels as L
-from vectrixdb.evaluation.golden.questions import Question, label_document, provenance, questions_of, split_label
+from vectrixdb.evaluation.golden.questions import Question, label_document, provenance, split_label
+from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.runs.report import KINDS, Kind, Report, now, register
 
 DEPTH = 10

@@ -33,7 +33,8 @@ import numpy as np
 
 from vectrixdb.errors import BadInput, BadType
 from vectrixdb.evaluation.golden import labels as L
-from vectrixdb.evaluation.golden.questions import Question, cutoffs, provenance, questions_of
+from vectrixdb.evaluation.golden.questions import Question, cutoffs, provenance
+from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.golden.label_check import refuse_bad_labels
 from vectrixdb.evaluation.retrieval.metrics import Measure, compute, judge
 from vectrixdb.evaluation.runs.report import Report, now, set_name

@@ -41,7 +41,8 @@ def sweep(documents: Any, questions: Any, *, chunk: Sequence[str] = ("recursive"
     import pandas as pd
 
     from vectrixdb.embedding import get_embedder
-    from vectrixdb.evaluation.golden.questions import cutoffs, provenance, questions_of
+    from vectrixdb.evaluation.golden.questions import cutoffs, provenance
+    from vectrixdb.evaluation.golden.files import questions_of
     from vectrixdb.evaluation.runs.report import now
     from vectrixdb.executors import Cell, digest, run_cells
 

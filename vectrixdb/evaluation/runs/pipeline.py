@@ -35,7 +35,8 @@ import numpy as np
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import labels as L
 from vectrixdb.evaluation.generation.answers import _judge_name, _model_delta, _model_totals, judge_items, summarize
-from vectrixdb.evaluation.golden.questions import Question, provenance, questions_of, split_label
+from vectrixdb.evaluation.golden.questions import Question, provenance, split_label
+from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.generation.judges import GENERATION_METRICS
 from vectrixdb.evaluation.runs.report import SET_FIGURES, Report, now, set_name, set_names_at
 

@@ -213,7 +213,7 @@ def questions_needed(a: Any, b: Any = None, *, folder: str | None = None, alpha:
     report["rule"] and frame.attrs["rule"] hold it. `.plot()` draws power against questions."""
     import pandas as pd
 
-    from vectrixdb.evaluation.runs.experiments import _measures, _per_question, loaded
+    from vectrixdb.evaluation.runs.paired import _measures, _per_question, loaded
 
     _check(alpha, power)
     if not -1 <= correlation < 1:

@@ -79,7 +79,7 @@ def _iso(t: float) -> str:
 class Report(dict):
     def __init__(self, kind: str, values: dict[str, Any], frame=None, *, tables: dict | None = None,
                  started: float | None = None, meta: dict | None = None):
-        from vectrixdb import __version__
+        from vectrixdb.version import __version__
 
         spec = kind_of(kind)
         super().__init__(plain(values))

@@ -23,7 +23,8 @@ import re
 import statistics
 from typing import Any
 
-from vectrixdb.evaluation.golden.questions import Question, provenance, questions_of, split_label
+from vectrixdb.evaluation.golden.questions import Question, provenance, split_label
+from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.golden.labels import normal
 
 STOP = set("a an the of to in on for and or is are was were be been by with at from as that this it its what which "

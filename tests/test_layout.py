@@ -205,3 +205,36 @@ def test_nothing_below_imports_server_export_or_cli():
     bad = [f"{name} imports {target} (line {line})" for name, targets in graph().items() if not top(name)
            for target, line in targets.items() if top(target)]
     assert not bad, "modules below server/, export/ and cli/ must not import them:\n" + "\n".join(bad)
+
+
+def flow() -> list[list[str]]:
+    """The layers vectrixdb/__init__.py's docstring lists, bottom first, as glob patterns of
+    top-level module names (`embedding*.py` -> `embedding*`, `chat/` -> `chat`)."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))) or ""
+    table = doc.split("The flow, bottom to top", 1)[1].split("\n", 1)[1]
+    layers = []
+    for line in table.splitlines():
+        m = re.match(r"^ {4}(\S.*?)(?: {2,}|$)", line)
+        if m:
+            layers.append([name.strip().removesuffix("/").removesuffix(".py") for name in m.group(1).split(",")])
+    return layers
+
+
+def test_flow_in_the_package_docstring_holds():
+    import fnmatch
+
+    layers = flow()
+    assert len(layers) >= 8 and layers[-1] == ["server", "export", "cli"], layers
+
+    def layer(module: str) -> int | None:
+        top = module.split(".")[1] if "." in module else None
+        if top is None:  # vectrixdb itself: its lazy `Vectrix` reaches collection.py, nothing above
+            return None
+        return next((i for i, names in enumerate(layers) if any(fnmatch.fnmatch(top, n) for n in names)), -1)
+
+    edges = graph()
+    unlisted = sorted({m.split(".")[1] for m in edges if layer(m) == -1})
+    assert not unlisted, f"add {unlisted} to the flow in vectrixdb/__init__.py's docstring (the map of the package)"
+    upward = [f"{m} imports {t} (line {line}), which the flow lists above it" for m, targets in edges.items()
+              for t, line in targets.items() if layer(m) is not None and layer(t) is not None and layer(t) > layer(m)]
+    assert not upward, "\n".join(upward)

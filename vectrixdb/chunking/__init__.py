@@ -1,4 +1,14 @@
-"""placeholder"""
+"""Cutting a document's Markdown into chunks, by one of six techniques in one registry (and a
+seventh, llm, that needs a chat model: cut_with=llm_cutter(chat)).
+
+    base.py                 Chunk, the registry (register, CHUNKERS) and the shared span machinery
+    fixed.py, recursive.py, sentence.py, semantic.py, structure.py, parent_child.py, llm.py
+                            one technique each: where to cut, nothing more
+
+A new chunker: a module here whose function is decorated `@register("name")` (from base.py), and
+its module added to get_chunker's import line below. Techniques import base.py, never this module,
+so the registry and the techniques never import each other.
+"""
 from __future__ import annotations
 
 from vectrixdb.chunking.base import (ALIASES, CHUNKERS, SEPARATORS, _HEADING, Chunk, Chunker,  # noqa: F401  (public here)

@@ -4,6 +4,12 @@ One style for all (STYLE): a title that says what and over how many questions, l
 intervals where the report has them, a colour key on every heatmap, and lines told apart by marker
 and dash as well as colour, so two series that coincide (or sit at a ceiling of 1.0) still show as
 two. `report.plot(save="fig.png")` writes the figure to a new file.
+
+The package: the charts are here (one function per report kind, named in the kind's declaration as
+`vectrixdb.plotting:<function>`); colours.py is a score's colour everywhere (pages, PDF,
+notebooks), heat.py matplotlib's colour map and cell numbers, heatmap.py the questions x scores
+heatmap, audit.py the golden audit's chart. A new chart: a function here (or a module of its own)
+named by its report kind.
 """
 from __future__ import annotations
 

@@ -12,10 +12,10 @@ import importlib
 import re
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SHARED_DATA
 
 PACKAGE = ROOT / "vectrixdb"
-SPEC = ROOT.parent / "shared" / "spec"
+SPEC = SHARED_DATA.parent / "spec"  # ../shared/spec, beside the shared data conftest.py reads
 TOP = ("vectrixdb.server", "vectrixdb.export", "vectrixdb.cli")
 IMPORT = re.compile(r"^\s*(?:from\s+(?P<mod>vectrixdb[\w.]*)\s+import\s+(?P<names>\([^)]*\)|[^#\n]+)"
                     r"|import\s+(?P<plain>vectrixdb[\w.]*(?:\s*,\s*vectrixdb[\w.]*)*))", re.M)

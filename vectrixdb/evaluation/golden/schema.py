@@ -28,7 +28,7 @@ from importlib import resources
 from typing import Any
 
 from vectrixdb.evaluation.golden.foreign import foreign_row, is_foreign, rows_of
-from vectrixdb.evaluation.golden.label_check import Finding  # noqa: F401  (public here: vectrixdb.evaluation.Finding)
+from vectrixdb.evaluation.golden.label_check import Finding  # defined below schema.py, handed out here too
 from vectrixdb.evaluation.golden.questions import Question, anchor_problem, bedrock_problems, from_bedrock, is_bedrock, loose_page, split_label
 
 

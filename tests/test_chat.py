@@ -602,7 +602,7 @@ def test_writer_check_from_the_terminal(server):
     from vectrixdb.cli.writer import writer_app
 
     app = typer.Typer()
-    app.add_typer(writer_app, name="writer")  # as cli.py registers it
+    app.add_typer(writer_app, name="writer")  # as cli/commands.py registers it
     check = ["writer", "check", "--url", server.url, "--model", "m", "--key", "sk-abcdef123456"]
     server.answer("ready", prompt=20, completion=2)
     done = CliRunner().invoke(app, check)

@@ -1,4 +1,4 @@
-"""Asks sent at once (ChatWriter.ask_many / map, chat_parallel) against a scripted server on loopback:
+"""Asks sent at once (ChatWriter.ask_many / map, chat.parallel) against a scripted server on loopback:
 how many the server has in flight, the order of results, refusals mid-batch, the cache, the ledger."""
 from __future__ import annotations
 

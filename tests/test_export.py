@@ -20,7 +20,7 @@ def runs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cli():
-    """The main command's error handling with `serve` and `export` registered, as cli.py will."""
+    """The main command's error handling with `serve` and `export` registered, as cli/commands.py will."""
     import typer
 
     from vectrixdb.cli import serve as cli_serve

@@ -155,7 +155,7 @@ def test_the_pdf_shows_a_missed_questions_passages_as_markdown(folder, tmp_path)
 
 def test_a_long_run_s_heatmap_keeps_its_numbers_at_6_pt_or_more_in_the_pdf():
     """45 questions: the figure shows the first 40 (its title says so) at a size whose 7 pt
-    numbers print at 6 pt or more once export_pdf fits the 100 dpi PNG to the page."""
+    numbers print at 6 pt or more once export.pdf fits the 100 dpi PNG to the page."""
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.units import cm
 
@@ -170,6 +170,6 @@ def test_a_long_run_s_heatmap_keeps_its_numbers_at_6_pt_or_more_in_the_pdf():
     fig.canvas.draw()
     bbox = fig.get_tightbbox()  # what savefig(bbox_inches="tight") keeps, in inches
     w, h = bbox.width * DPI, bbox.height * DPI
-    scale = min((A4[0] - 3 * cm) / w, FIGURE_HEIGHT / h, 72 / 100)  # export_pdf.image's rule, points per pixel
+    scale = min((A4[0] - 3 * cm) / w, FIGURE_HEIGHT / h, 72 / 100)  # export.pdf.image's rule, points per pixel
     sizes = {t.get_fontsize() for t in fig.axes[0].texts}
     assert sizes == {7} and 7 * DPI / 72 * scale >= 6, (w, h, scale)

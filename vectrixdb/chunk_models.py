@@ -3,7 +3,7 @@
 Both wrap a ChatWriter (any OpenAI-style route or Azure OpenAI), so every call goes through its
 cache (a rerun costs nothing), its limiter and its usage ledger; a refusal (a key not taken, a
 missing deployment, nothing listening) raises Refused and stops the build before anything is
-stored. Document text goes to the model as data (chat_prompt.passage), with chat-template control
+stored. Document text goes to the model as data (chat.prompt.passage), with chat-template control
 tokens made inert.
 
 - llm_cutter(chat): one call per document section. The section's paragraphs are numbered and the
@@ -99,7 +99,7 @@ class ContextWriter:
 
 def starts_of(cutter: Any, windows: list[list[str]]) -> list[list[int]]:
     """cutter.starts for each window of paragraphs, in order: up to the chat model's max_concurrency
-    at once for an LLMCutter over a ChatWriter, one at a time for any other cutter (chat_parallel)."""
+    at once for an LLMCutter over a ChatWriter, one at a time for any other cutter (chat.parallel)."""
     from vectrixdb.chat.parallel import concurrently, width
 
     workers = width(cutter.chat) if isinstance(cutter, LLMCutter) else 1

@@ -1,7 +1,7 @@
 """`vectrixdb golden import` and `vectrixdb golden export`: a way in from ragas, DeepEval and Vecta
 test sets, and a way back out to ragas and DeepEval files.
 
-cli.py wires them in with `register(golden_app, _open)`; errors are VectrixErrors, which the
+cli/commands.py wires them in with `register(golden_app, _open)`; errors are VectrixErrors, which the
 command group prints as one line with exit status 1. How each field is read and written is in
 evaluation/foreign.py (Vecta), evaluation/anchors.py and evaluation/anchors_write.py.
 """

@@ -3,9 +3,9 @@
     vectrixdb serve [FOLDER] [--port 8000] [--host 127.0.0.1] [--host-name NAME ...] [--sla sla.yaml]
     vectrixdb export RUN --folder FOLDER --pdf out.pdf [--html out.html] [--sla sla.yaml]
 
-Kept apart from cli.py so the dashboard's dependencies (fastapi, uvicorn, jinja2, reportlab: the
-`serve` extra) load only when these commands run. cli.py adds them with one line:
-`from vectrixdb import cli_serve; cli_serve.register(app)`.
+Kept apart from cli/commands.py so the dashboard's dependencies (fastapi, uvicorn, jinja2, reportlab: the
+`serve` extra) load only when these commands run. cli/commands.py adds them with one line:
+`from vectrixdb.cli import serve; serve.register(app)`.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`vectrixdb golden write` and `vectrixdb golden audit`: draft questions with a model, and measure
 how synthetic a question set is.
 
-cli.py wires them in with `register(golden_app, _open)`; errors are VectrixErrors, which the
+cli/commands.py wires them in with `register(golden_app, _open)`; errors are VectrixErrors, which the
 command group prints as one line with exit status 1.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`vectrixdb writer check`: is the chat model the settings name really there, and what does it say?
 
-Registered in cli.py as a sub-command group (`app.add_typer(writer_app, name="writer")`).
+Registered in cli/commands.py as a sub-command group (`app.add_typer(writer_app, name="writer")`).
 """
 from __future__ import annotations
 

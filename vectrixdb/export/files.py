@@ -3,7 +3,7 @@
     vectrixdb export RUN --folder FOLDER --pdf out.pdf [--sla sla.yaml]
     vectrixdb export RUN --folder FOLDER --html out.html
 
-The PDF (reportlab, laid out by export_pdf.py) holds the overall grade with the rule that gave it,
+The PDF (reportlab, laid out by export/pdf.py) holds the overall grade with the rule that gave it,
 SLA compliance against the thresholds given (certify.DEFAULT_SLA, printed as such, when none),
 the headline and per-question figures as colour-coded tables, the run's own matplotlib figures,
 the run's manifest and an appendix of misses. The HTML copy is the dashboard's run page with
@@ -32,7 +32,7 @@ def _rules(sla: Any) -> tuple[dict, str]:
 
 
 def certificate(report, sla: Any = None) -> dict[str, Any]:
-    """What the PDF says, as plain data (export_pdf.build lays it out)."""
+    """What the PDF says, as plain data (export.pdf.build lays it out)."""
     from vectrixdb.version import __version__
     from vectrixdb.server import views
     from vectrixdb.server.figures import run_figures

@@ -1,5 +1,5 @@
 """The certification PDF's layout (reportlab platypus): grade, SLA, metric heatmaps, figures,
-manifest, appendix of misses. export.py decides what goes in; this module only lays it out.
+manifest, appendix of misses. export/files.py decides what goes in; this module only lays it out.
 
 Fonts: DejaVu Sans from matplotlib's own data folder (always installed with matplotlib), so
 ≥, ≤, — and accented names print; reportlab's built-in Helvetica only has Latin-1. Every string

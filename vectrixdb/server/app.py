@@ -44,7 +44,7 @@ COLUMNS = [("type", "Type"), ("status", "State"), ("name", "Name"), ("run_id", "
            ("duration_s", "Duration (s)"), ("questions", "Questions"), ("chunk_f1", "Chunk F1@k"),
            ("page_f1", "Page F1@k"), ("doc_f1", "Doc F1@k"), ("accuracy", "Accuracy"), ("groundedness", "Groundedness")]
 SCORES = {"chunk_f1", "page_f1", "doc_f1", "accuracy", "groundedness"}
-TYPES = BADGES  # evaluation/runs.py's badges: the listing's Type filter offers each
+TYPES = BADGES  # evaluation/runs/store.py's badges: the listing's Type filter offers each
 STATES = ("pending", "running", "completed", "failed", "unreadable")
 MAX_CHANGED = 1000  # rows of the Experiments page's "questions that changed" table
 PER_QUESTION_KINDS = ("evaluation", "retrieval", "chunking", "answers", "calibration", "cutoff")

@@ -1,6 +1,6 @@
 """The dashboard's view of a folder of runs: a fast listing and the only way a run id becomes a path.
 
-`list_runs()` (evaluation/runs.py) reads one report.json at a time. The dashboard lists
+`list_runs()` (evaluation/runs/store.py) reads one report.json at a time. The dashboard lists
 thousands, so it differs in two ways, neither of which changes a row:
 
 - every report.json is fetched with one fsspec `cat` call per listing (concurrent on s3:// and
@@ -10,7 +10,7 @@ thousands, so it differs in two ways, neither of which changes a row:
   their progress log, evaluation/progress.py).
 
 Both parse only the part of a file before its tables (runs.read_head), and rows are made by
-runs.py's own helpers (`row_of`, `unreadable_row`), so `frame()` equals `list_runs(folder)`: a
+runs/store.py's own helpers (`row_of`, `unreadable_row`), so `frame()` equals `list_runs(folder)`: a
 file that cannot be used (evaluation/saved.py says why) is a row in state `unreadable` with its
 reason, and never stops the others from being listed. A run id from a URL is looked up in this index and never joined
 to a path, so no id can reach outside FOLDER.

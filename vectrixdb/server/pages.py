@@ -40,7 +40,7 @@ def figure_text(name: str, value) -> str:
 
 
 def run_type(report) -> str | None:
-    """The badge of a run (evaluation/runs.py's type map, which the listing uses too)."""
+    """The badge of a run (evaluation/runs/store.py's type map, which the listing uses too)."""
     from vectrixdb.evaluation.runs.store import type_of
 
     return type_of(report.kind, dict(report))

@@ -124,7 +124,7 @@ def answered(builds: list, handed: dict, assigned: list, collections: dict, answ
     for b in tqdm(builds, desc="answering", disable=not progress):
         key = (b.technique, b.size, b.heading)
         right[key], scored[key] = [], []
-        # a build's questions at once, up to the writers' max_concurrency, in order (chat_parallel)
+        # a build's questions at once, up to the writers' max_concurrency, in order (chat.parallel)
         for ok, status, why in concurrently(one, list(zip(assigned, handed[key])), workers=width(answer, judge)):
             statuses[status] = statuses.get(status, 0) + 1
             if status != "ok" and first is None:

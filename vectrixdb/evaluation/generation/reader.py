@@ -1,7 +1,7 @@
 """Answers written from handed text alone, and whether they are right: compare_chunking's model half.
 
 `answer` is a function `(question, context) -> str` or a ChatWriter, which is told to answer from the
-context only (the context goes as data, see chat_prompt.passage) and to say so when it does not
+context only (the context goes as data, see chat.prompt.passage) and to say so when it does not
 hold the answer. `judge` scores the answer's correctness against the golden reference, the
 same judges as answer_report (a function or a ChatWriter); an answer is *right* at a correctness
 of `threshold` or more. An answer or verdict the model could not give (a reply that did not parse,

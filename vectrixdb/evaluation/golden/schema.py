@@ -7,7 +7,7 @@ still unlabelled, and, given a collection, labels naming what it does not hold.
 
 Errors stop a run; notes do not (template rows waiting for a question, unchecked drafts, a page
 label that a whole-document label of the same row makes redundant). A label is a document id,
-`doc_id#page=N` or a chunk id `doc_id::n` (golden.py states the rule): a misspelt page anchor
+`doc_id#page=N` or a chunk id `doc_id::n` (questions.py states the rule): a misspelt page anchor
 (`#p=10`, `#Page=10`, `#page10`) is an error with or without a collection. Given a collection,
 a label that names anything it does not hold exactly (a document in another case or unknown to
 it, a page past the document's last, `page=10` without `#`) is an error with a did-you-mean

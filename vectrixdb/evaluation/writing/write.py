@@ -4,12 +4,12 @@ person reads them (DeepEval's synthesizer steps, in vectrixdb's terms).
     written = write_golden(db, "drafts.jsonl", n=50, writer=ChatWriter(...), examples=["..."])
     print(written.summary())
 
-1. Passages (writing_passages): chunks passed over without a model by reason, the rest spread over
+1. Passages (evaluation.writing.passages): chunks passed over without a model by reason, the rest spread over
    collections, documents and sections; a critic picks the best of up to 3 per slot (bar 0.7).
-2. Kinds (writing_summary.plan_kinds): the mix over search / fact / how-why / two-place / long;
+2. Kinds (evaluation.writing.summary.plan_kinds): the mix over search / fact / how-why / two-place / long;
    a two-place question takes passages alike by the collection's own model, on other pages.
-3. Checks no model makes (writing_checks): the passages go to the model as numbered sentences
-   (writing_spans) and it names the ones that answer, so its evidence is cut by code, word for
+3. Checks no model makes (evaluation.writing.checks): the passages go to the model as numbered sentences
+   (evaluation.writing.spans) and it names the ones that answer, so its evidence is cut by code, word for
    word, and a style example returned as a question is sent back; 4. the question critic;
    5. one rewrite each (evolve=): a draft that fails a check or the critic is sent back with the
    reason, up to CriticConfig.tries drafts; one that never passes is set aside and the slot tries
@@ -252,7 +252,7 @@ class Run:
 
     def _attempt(self, messages, spans, kind, group, written) -> tuple[Draft | None, str, str]:
         """One draft through the checks and the critic: (the draft or None, its question, why not).
-        The evidence is the text of the sentences the model chose (writing_spans), cut by code."""
+        The evidence is the text of the sentences the model chose (evaluation.writing.spans), cut by code."""
         outcome = self.writer.ask(messages, prompts.draft_schema(len(spans)), max_tokens=DRAFT_TOKENS)
         if not outcome.ok:
             self.sent_back[f"unreadable ({outcome.status})"] += 1

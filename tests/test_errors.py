@@ -24,16 +24,18 @@ INTERNAL = {
     ("store/derived.py", "_read", "NotImplementedError"),  # abstract: each derived index implements it
     ("store/keywords.py", "save", "RuntimeError"),  # invariant: save() right after a build, never from outside
     ("store/vectors.py", "save", "RuntimeError"),  # the same invariant for the vector index
-    ("evaluation/saved.py", "_constant", "ValueError"),  # json's parse_constant hook; parse() turns it into a reason
-    ("chat_cache.py", "put", "ValueError"),  # the writer caches answers only; a bug guard, not reachable by a user
+    ("evaluation/runs/saved.py", "_constant", "ValueError"),  # json's parse_constant hook; parse() turns it into a reason
+    ("chat/cache.py", "put", "ValueError"),  # the writer caches answers only; a bug guard, not reachable by a user
     # Python's attribute protocol: getattr/hasattr and copy expect AttributeError from these
     ("__init__.py", "__getattr__", "AttributeError"),
     ("evaluation/__init__.py", "__getattr__", "AttributeError"),
-    ("evaluation/report.py", "__getattr__", "AttributeError"),
+    ("chat/__init__.py", "__getattr__", "AttributeError"),
+    ("cli/__init__.py", "__getattr__", "AttributeError"),
+    ("evaluation/runs/report.py", "__getattr__", "AttributeError"),
     ("collection.py", "__setattr__", "AttributeError"),  # a principal's view is frozen, as a frozen dataclass is
     # after a loop that always returns: a bug guard
-    ("chat.py", "_ask_model", "AssertionError"),
-    ("evaluation/metrics.py", "_score_array", "AssertionError"),
+    ("chat/writer.py", "_ask_model", "AssertionError"),
+    ("evaluation/retrieval/metrics.py", "_score_array", "AssertionError"),
 }
 
 

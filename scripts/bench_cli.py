@@ -72,7 +72,7 @@ sys.argv = ["vectrixdb", *sys.argv[1:]]
 prof = cProfile.Profile(time.process_time)
 prof.enable()
 try:
-    from vectrixdb.cli import main
+    from vectrixdb.cli.commands import main
     main()
 except SystemExit:
     pass

@@ -49,7 +49,7 @@ def phase(argv: list[str]) -> None:
     """One CLI command in this process, its stages timed; prints one JSON line."""
     start = time.perf_counter()
     from vectrixdb import executors, ingest
-    from vectrixdb.cli import app
+    from vectrixdb.cli.commands import app
     from vectrixdb.embedding import SentenceEmbedder
 
     _wrap(ingest, "read", "reading")

@@ -2,7 +2,7 @@
 
     python scripts/judge_calibration.py --split held-out --until 16:05 --flip 8
 
-Asks the model judge (vectrixdb.evaluation.judges, as shipped: its rubric, prompt and schema) for
+Asks the model judge (vectrixdb.evaluation.generation.judges, as shipped: its rubric, prompt and schema) for
 each case of one split in a fixed shuffled order (--seed), case by case and all four Bedrock
 metrics per case, so a run stopped by --until or --limit leaves whole cases spread over the
 split's questions and kinds. Every reply is cached (a rerun asks only what is missing).
@@ -40,8 +40,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig  # noqa: E402
-from vectrixdb.evaluation.judges import BEDROCK_METRICS, SCORE_SCHEMA, as_judge, messages_for  # noqa: E402
+from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig  # noqa: E402
+from vectrixdb.evaluation.generation.judges import BEDROCK_METRICS, SCORE_SCHEMA, as_judge, messages_for  # noqa: E402
 
 CASES = ROOT / "data" / "judge_set" / "cases.jsonl"
 OUT = ROOT / "benchmarks" / "judge_calibration.json"
@@ -184,7 +184,7 @@ def summary(args, metrics: list[str], cases: list[dict], rows: list[dict], flip_
     asked = [r for r in rows if not r["cached"]]
     return {
         "what": ("a baseline with no model (lexical_judge: figures only)" if args.model == "lexical" else
-                 "the shipped judge rubrics (vectrixdb.evaluation.judges)") + " against hand verdicts on data/judge_set",
+                 "the shipped judge rubrics (vectrixdb.evaluation.generation.judges)") + " against hand verdicts on data/judge_set",
         "model": args.model, "url": args.url, "split": args.split, "metrics": metrics,
         "cases_in_split": len(load_cases(args.split)), "cases_judged": len({r["id"] for r in rows}),
         "stopped": stopped, "sampling": {"temperature": 0.0, "repeat_penalty": 1.1, "max_tokens": 200},

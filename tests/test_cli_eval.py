@@ -3,7 +3,7 @@ import json
 
 from typer.testing import CliRunner
 
-from vectrixdb.cli import app
+from vectrixdb.cli.commands import app
 from vectrixdb.evaluation import Question, run_evaluation, save_questions
 
 QS = [Question("Can I defer loan payments after a disaster?", None, ["deferment"], "1"),

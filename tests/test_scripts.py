@@ -235,7 +235,7 @@ def test_bench_cli(models, tmp_path):
     assert all(len(r["each_s"]) == 1 and r["median_cpu_s"] > 0 for r in got["results"].values())
     assert got["first_use_includes_int8_export"] is False
     calls = [row["call"] for row in got["costliest_calls_cold_search_default"]]
-    assert any("vectrixdb/cli.py" in c and "(search)" in c for c in calls)
+    assert any("vectrixdb/cli/commands.py" in c and "(search)" in c for c in calls)
     help_imports = {row["module"] for row in got["slowest_imports_help"]}
     assert not help_imports & {"numpy", "openvino", "pandas", "torch"}  # --help imports none of them
 

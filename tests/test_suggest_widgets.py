@@ -5,7 +5,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.test_golden import BEDROCK_ROW
-from vectrixdb.cli import app
+from vectrixdb.cli.commands import app
 from vectrixdb.evaluation import Question, check_golden, load_questions, suggest_expected
 from vectrixdb.widgets import LabelReview, highlight
 

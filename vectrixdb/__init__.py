@@ -2,10 +2,33 @@
 
 `Vectrix` is the embedded store; `vectrixdb.evaluation` holds the measuring tools. Heavy libraries
 (torch, pandas, usearch) load only when first used.
+
+The flow, bottom to top: a module imports only from its own line and the lines above it, and no
+import, even one inside a function, goes round in a circle (tests/test_layout.py checks both, and
+that every top-level module is on a line):
+
+    errors.py, io.py, version.py, settings.py
+                                  the error family, file access (local, s3://, Blob), the version,
+                                  the checks every settings dataclass runs
+    chat/                         chat models: ChatWriter, routes, cache, limits
+    reading/                      sources -> Documents (pages of Markdown with quality flags)
+    plotting/                     figures over reports, and a score's colour everywhere
+    embedding*.py, late.py        texts -> vectors (the bundled model, OpenVINO int8, late chunking)
+    chunk_models.py               the chunking a chat model does (LLM cut points, chunk notes)
+    chunking/                     Documents -> Chunks, by a registered technique
+    store/, policy.py             the catalog, vector and keyword indexes; who may see what
+    executors.py                  cells: cached (keyed by data and code), run locally or on Ray
+    ingest.py, search.py          adding documents; dense, keyword and hybrid search
+    collection.py                 Vectrix, the facade over ingest and search
+    evaluation/, widgets.py       golden files -> retrieval and answer measures -> saved runs;
+                                  notebook widgets (labelling, pooling review)
+    server/, export/, cli/        the dashboard, the PDF/HTML hand-over, the command: the top,
+                                  which nothing below imports
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from vectrixdb.version import __version__
+
 __all__ = ["Vectrix", "__version__"]
 
 

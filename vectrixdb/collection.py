@@ -1,5 +1,8 @@
 """Vectrix: a persistent collection of documents, chunked, embedded and searchable.
 
+This class is the facade: ingestion lives in ingest.py, search modes in search.py, the catalog and
+indexes in store/, access rules in policy.py; each method here checks its call and hands over.
+
 A collection is a folder: `catalog.sqlite` (documents with their kept Markdown and pages, chunks,
 vectors, settings), one usearch file per vector space and a bm25s index, both derived from the
 catalog. The folder is `<root>/<name>`, the root being `path=`, else $VECTRIXDB_HOME, else
@@ -13,20 +16,17 @@ SQLite cannot read is a Corrupt error naming the file, never a raw sqlite3 trace
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import sqlite3
 from pathlib import Path
 from typing import Any, Iterable
 
-import numpy as np
-
 from vectrixdb.embedding import Embedder, get_embedder, home
 from vectrixdb.errors import BadInput, Corrupt, NotFound
-from vectrixdb.search import SCORE_KINDS, Hit
+from vectrixdb import search as searching
+from vectrixdb.search import Hit
+from vectrixdb.store import DEFAULT_SPACE
 
-DEFAULT_SPACE = "default"
-SEARCH_DEPTH = 64  # dense and keyword candidates are read this many at a time (then twice as many, ...)
 DEFAULT_CHUNKING = {"chunk": "recursive", "chunk_size": 1000, "overlap": None, "embed_heading": False}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 CATALOG = "catalog.sqlite"
@@ -299,46 +299,8 @@ class Vectrix:
         twice as deep adds (and so on); a reranker re-scores the hits RERANK_DEPTH (50) at a time,
         in the mode's order. Dense search of the HNSW graph (over 20,000 vectors) is read the same
         way: what a search twice as deep adds comes after."""
-        from vectrixdb.search import HYBRID_POOL, RERANK_DEPTH, check_query, fuse, get_reranker
-
-        check_query(query, k, mode)
-        allowed = self._allowed(where, _principal)
-        reranking = rerank not in (None, False)
-        need = -(-k // RERANK_DEPTH) * RERANK_DEPTH if reranking else k
-        vector = self.embedder(vectors or DEFAULT_SPACE).encode([query])[0] if mode != "keyword" else None
-
-        def fetch(depth: int) -> tuple[list, list, bool]:  # (keys, scores, whether more lie deeper)
-            if mode == "hybrid":
-                dense, _ = self._dense(vector, depth, vectors, allowed)
-                sparse, _ = self._keywords_for(_principal).search(query, depth, allowed)
-                fused = fuse([dense, sparse])
-                return [k_ for k_, _ in fused], [s for _, s in fused], max(len(dense), len(sparse)) == depth
-            if mode == "dense":
-                keys, scores = self._dense(vector, depth, vectors, allowed)
-            else:
-                keys, scores = self._keywords_for(_principal).search(query, depth, allowed)
-            return [int(k_) for k_ in keys], list(scores), len(keys) == depth
-
-        order: dict[int, float] = {}  # the mode's one ranking, as far as it has been read
-        depth = HYBRID_POOL if mode == "hybrid" else SEARCH_DEPTH
-        while True:
-            keys, scores, more = fetch(depth)
-            for key, score in zip(keys, scores):
-                order.setdefault(key, score)
-            hits = self._hits(np.array(list(order), np.uint64), np.array(list(order.values())), need, SCORE_KINDS[mode])
-            if len(hits) == need or not more:  # enough, or every candidate seen
-                break
-            depth *= 2
-        if reranking and hits:
-            score = get_reranker(rerank)
-            relevance = np.concatenate([score(query, [h.text for h in hits[i:i + RERANK_DEPTH]])
-                                        for i in range(0, len(hits), RERANK_DEPTH)])
-            block = np.arange(len(hits)) // RERANK_DEPTH  # each block of 50 re-scored, the blocks kept in order
-            order_ = np.lexsort((np.arange(len(hits)), -relevance, block))[:k]
-            hits = [Hit(**{**hits[i].to_dict(), "rank": r, "score": float(relevance[i]), "score_kind": "rerank",
-                           "relevance": float(relevance[i])})
-                    for r, i in enumerate(order_, start=1)]
-        return hits
+        return searching.search(self, query, k, mode=mode, rerank=rerank, vectors=vectors, where=where,
+                                principal=_principal)
 
     def similar(self, text_or_chunk_id: str, k: int = 10, *, vectors: str | None = None, where: dict | None = None,
                 _principal: dict | None = None) -> list[Hit]:
@@ -346,96 +308,13 @@ class Vectrix:
 
         For a principal, a chunk id of a document it may not see is taken as text, exactly as a
         collection without that document would take it: the answer does not tell that it exists."""
-        from vectrixdb.search import check_query
-
-        check_query(text_or_chunk_id, k, "dense")
-        space = vectors or DEFAULT_SPACE
-        own = self.catalog.key_of(text_or_chunk_id)
-        if own is not None and _principal is not None and not len(self._allowed({"doc_id": _doc_of(text_or_chunk_id)},
-                                                                                   _principal)):
-            own = None
-        index = self._vector_index(space)
-        if own is not None and own in index.index:
-            query = np.asarray(index.index.get(own), dtype=np.float32).reshape(-1)
-        else:
-            query = self.embedder(space).encode([text_or_chunk_id])[0]
-        allowed = self._allowed(where, _principal)
-        keys, scores = self._dense(query, max(k * 3, k + 20) + 1, space, allowed)
-        keep = keys != own if own is not None else np.ones(len(keys), bool)
-        return self._hits(keys[keep], scores[keep], k)
+        return searching.similar(self, text_or_chunk_id, k, vectors=vectors, where=where, principal=_principal)
 
     def as_principal(self, principal: dict) -> "PrincipalView":
         """What `principal` (e.g. {"group": ["hr"]}) may see, as if nothing else were stored."""
         from vectrixdb.policy import check_access
 
         return PrincipalView(self, check_access(principal, "principal"))
-
-    def _keywords_for(self, principal: dict | None):
-        """The BM25 index a principal searches: statistics (IDF, average length) over what it may
-        see, so scores say nothing about hidden documents. Kept per (catalog state, visible chunks)."""
-        from vectrixdb.policy import VisibleKeywords
-
-        if principal is None:
-            return self._keyword_index()
-        state = self.catalog.state()  # read first: a later write can only make the entry newer, never older
-        allowed = self._allowed(None, principal)
-        if len(allowed) == self.catalog.counts()["chunks"]:  # it sees everything: the shared index is right
-            return self._keyword_index()
-        token = (state, hashlib.sha256(allowed.tobytes()).hexdigest())
-        if token not in self._visible_keywords:
-            keys, texts = self.catalog.chunk_texts()
-            keep = np.isin(np.asarray(keys, dtype=np.uint64), allowed)
-            index = VisibleKeywords([k for k, ok in zip(keys, keep) if ok], [t for t, ok in zip(texts, keep) if ok])
-            if len(self._visible_keywords) >= 8:  # a few principals at a time; drop the oldest
-                self._visible_keywords.pop(next(iter(self._visible_keywords)))
-            self._visible_keywords[token] = index
-        return self._visible_keywords[token]
-
-    def _dense(self, query: np.ndarray, k: int, space: str | None, allowed) -> tuple[np.ndarray, np.ndarray]:
-        return self._vector_index(space or DEFAULT_SPACE).search(query, k, allowed)
-
-    def _allowed(self, where: dict | None, principal: dict | None) -> np.ndarray | None:
-        """Sorted keys of the chunks a search may return (None: all of them)."""
-        from vectrixdb.policy import check_where, matches, visible
-
-        where = check_where(where)
-        if not where and principal is None:
-            return None
-        ids = [d["doc_id"] for d in self.documents() if matches(d, where) and visible(d["access"], principal)]
-        return self.catalog.keys_of_documents(ids)
-
-    def _hits(self, keys: np.ndarray, scores: np.ndarray, k: int, score_kind: str = "cosine") -> list[Hit]:
-        """The first k hits of a ranking of chunk keys; the catalog is read a window at a time, so a
-        long ranking costs only the rows the k hits need (plus those skipped)."""
-        hits: list[Hit] = []
-        seen_parents: set = set()
-        doc_pages: dict[str, list[dict]] = {}
-        window = k + 20
-        for at in range(0, len(keys), window):
-            rows = self.catalog.chunk_rows(keys[at:at + window])
-            for key, score in zip(keys[at:at + window], scores[at:at + window]):
-                row = rows.get(int(key))
-                if row is None:
-                    continue
-                text, start, end, pages = row["text"], row["start"], row["end"], row["pages"]
-                if row["parent"] is not None:  # parent-child: hand back the section, once
-                    start, end, text = row["parent"]
-                    if (row["doc_id"], start) in seen_parents:
-                        continue
-                    seen_parents.add((row["doc_id"], start))
-                    if row["doc_id"] not in doc_pages:  # one catalog read per document, not per hit
-                        doc_pages[row["doc_id"]] = self.catalog.pages(row["doc_id"])
-                    pages = tuple(p["number"] for p in doc_pages[row["doc_id"]] if p["start"] < end and start < p["end"])
-                hits.append(Hit(row["chunk_id"], row["doc_id"], pages, text, float(score), len(hits) + 1,
-                                row["headings"], start, end, score_kind=score_kind))
-                if len(hits) == k:
-                    return hits
-        return hits
-
-
-def _doc_of(chunk_id: str) -> str:
-    """The document id inside a chunk id (`<doc_id>::<n>`, as the catalog writes them)."""
-    return chunk_id.rsplit("::", 1)[0]
 
 
 class PrincipalView:

@@ -1,12 +1,20 @@
-"""Search modes, reciprocal rank fusion and optional reranking; the ranked Hit records they return."""
+"""Search modes over a collection: dense, keyword and hybrid rankings, reciprocal rank fusion,
+optional reranking, metadata and principal filters, and the ranked Hit records they return.
+
+Vectrix.search and Vectrix.similar (collection.py) are one-line doors to search() and similar()
+here; the collection hands itself in as `db` (its catalog, indexes and embedders). A new search
+mode is a branch of search()'s `fetch` plus its name in MODES and SCORE_KINDS.
+"""
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from vectrixdb.errors import BadInput
+from vectrixdb.store import DEFAULT_SPACE
 
 MODES = ("dense", "keyword", "hybrid")
 SCORE_KINDS = {"dense": "cosine", "keyword": "bm25", "hybrid": "rrf"}  # what a hit's score is, by mode
@@ -18,6 +26,7 @@ RRF_K = 60  # Cormack, Clarke & Buettcher (2009): score = sum over rankings of 1
 # 0.007 of each other; 300 covers retrieval_report's usual depth (100) with room and stays near
 # the HNSW search breadth (256), where 1,000 would widen every large dense search fourfold.
 HYBRID_POOL = 300
+SEARCH_DEPTH = 64  # dense and keyword candidates are read this many at a time (then twice as many, ...)
 RERANK_DEPTH = 50  # a reranker re-scores the first max(k, RERANK_DEPTH) hits of the mode's ranking
 
 
@@ -89,3 +98,139 @@ def get_reranker(rerank: Any) -> Callable[[str, list[str]], np.ndarray]:
         model = rerank
         return lambda q, texts: np.asarray(model.predict([(q, t) for t in texts], show_progress_bar=False), dtype=float)
     raise BadInput(f"rerank must be a cross-encoder name, folder, model or function, not {rerank!r}")
+
+
+def doc_of(chunk_id: str) -> str:
+    """The document id inside a chunk id (`<doc_id>::<n>`, as the catalog writes them)."""
+    return chunk_id.rsplit("::", 1)[0]
+
+
+def search(db, query: str, k: int = 10, *, mode: str = "dense", rerank: Any = None,
+           vectors: str | None = None, where: dict | None = None, principal: dict | None = None) -> list[Hit]:
+    """Vectrix.search for `db`, a Vectrix (its docstring states the rule): the mode's one ranking read
+    deeper until k hits are found or every candidate is seen, then optionally reranked."""
+    check_query(query, k, mode)
+    allowed = allowed_keys(db, where, principal)
+    reranking = rerank not in (None, False)
+    need = -(-k // RERANK_DEPTH) * RERANK_DEPTH if reranking else k
+    vector = db.embedder(vectors or DEFAULT_SPACE).encode([query])[0] if mode != "keyword" else None
+
+    def fetch(depth: int) -> tuple[list, list, bool]:  # (keys, scores, whether more lie deeper)
+        if mode == "hybrid":
+            dense, _ = dense_ranking(db, vector, depth, vectors, allowed)
+            sparse, _ = keywords_for(db, principal).search(query, depth, allowed)
+            fused = fuse([dense, sparse])
+            return [k_ for k_, _ in fused], [s for _, s in fused], max(len(dense), len(sparse)) == depth
+        if mode == "dense":
+            keys, scores = dense_ranking(db, vector, depth, vectors, allowed)
+        else:
+            keys, scores = keywords_for(db, principal).search(query, depth, allowed)
+        return [int(k_) for k_ in keys], list(scores), len(keys) == depth
+
+    order: dict[int, float] = {}  # the mode's one ranking, as far as it has been read
+    depth = HYBRID_POOL if mode == "hybrid" else SEARCH_DEPTH
+    while True:
+        keys, scores, more = fetch(depth)
+        for key, score in zip(keys, scores):
+            order.setdefault(key, score)
+        hits = hits_of(db, np.array(list(order), np.uint64), np.array(list(order.values())), need, SCORE_KINDS[mode])
+        if len(hits) == need or not more:  # enough, or every candidate seen
+            break
+        depth *= 2
+    if reranking and hits:
+        score = get_reranker(rerank)
+        relevance = np.concatenate([score(query, [h.text for h in hits[i:i + RERANK_DEPTH]])
+                                    for i in range(0, len(hits), RERANK_DEPTH)])
+        block = np.arange(len(hits)) // RERANK_DEPTH  # each block of 50 re-scored, the blocks kept in order
+        order_ = np.lexsort((np.arange(len(hits)), -relevance, block))[:k]
+        hits = [Hit(**{**hits[i].to_dict(), "rank": r, "score": float(relevance[i]), "score_kind": "rerank",
+                       "relevance": float(relevance[i])})
+                for r, i in enumerate(order_, start=1)]
+    return hits
+
+
+def similar(db, text_or_chunk_id: str, k: int = 10, *, vectors: str | None = None, where: dict | None = None,
+            principal: dict | None = None) -> list[Hit]:
+    """Vectrix.similar for `db` (its docstring says how a chunk id a principal may not see is taken)."""
+    check_query(text_or_chunk_id, k, "dense")
+    space = vectors or DEFAULT_SPACE
+    own = db.catalog.key_of(text_or_chunk_id)
+    if own is not None and principal is not None and not len(allowed_keys(db, {"doc_id": doc_of(text_or_chunk_id)},
+                                                                               principal)):
+        own = None
+    index = db._vector_index(space)
+    if own is not None and own in index.index:
+        query = np.asarray(index.index.get(own), dtype=np.float32).reshape(-1)
+    else:
+        query = db.embedder(space).encode([text_or_chunk_id])[0]
+    allowed = allowed_keys(db, where, principal)
+    keys, scores = dense_ranking(db, query, max(k * 3, k + 20) + 1, space, allowed)
+    keep = keys != own if own is not None else np.ones(len(keys), bool)
+    return hits_of(db, keys[keep], scores[keep], k)
+
+
+def keywords_for(db, principal: dict | None):
+    """The BM25 index a principal searches: statistics (IDF, average length) over what it may
+    see, so scores say nothing about hidden documents. Kept per (catalog state, visible chunks)."""
+    from vectrixdb.policy import VisibleKeywords
+
+    if principal is None:
+        return db._keyword_index()
+    state = db.catalog.state()  # read first: a later write can only make the entry newer, never older
+    allowed = allowed_keys(db, None, principal)
+    if len(allowed) == db.catalog.counts()["chunks"]:  # it sees everything: the shared index is right
+        return db._keyword_index()
+    token = (state, hashlib.sha256(allowed.tobytes()).hexdigest())
+    if token not in db._visible_keywords:
+        keys, texts = db.catalog.chunk_texts()
+        keep = np.isin(np.asarray(keys, dtype=np.uint64), allowed)
+        index = VisibleKeywords([k for k, ok in zip(keys, keep) if ok], [t for t, ok in zip(texts, keep) if ok])
+        if len(db._visible_keywords) >= 8:  # a few principals at a time; drop the oldest
+            db._visible_keywords.pop(next(iter(db._visible_keywords)))
+        db._visible_keywords[token] = index
+    return db._visible_keywords[token]
+
+
+def dense_ranking(db, query: np.ndarray, k: int, space: str | None, allowed) -> tuple[np.ndarray, np.ndarray]:
+    """The first k chunk keys and cosine scores of the vector space `space` (the default space when None)."""
+    return db._vector_index(space or DEFAULT_SPACE).search(query, k, allowed)
+
+
+def allowed_keys(db, where: dict | None, principal: dict | None) -> np.ndarray | None:
+    """Sorted keys of the chunks a search may return (None: all of them)."""
+    from vectrixdb.policy import check_where, matches, visible
+
+    where = check_where(where)
+    if not where and principal is None:
+        return None
+    ids = [d["doc_id"] for d in db.documents() if matches(d, where) and visible(d["access"], principal)]
+    return db.catalog.keys_of_documents(ids)
+
+
+def hits_of(db, keys: np.ndarray, scores: np.ndarray, k: int, score_kind: str = "cosine") -> list[Hit]:
+    """The first k hits of a ranking of chunk keys; the catalog is read a window at a time, so a
+    long ranking costs only the rows the k hits need (plus those skipped)."""
+    hits: list[Hit] = []
+    seen_parents: set = set()
+    doc_pages: dict[str, list[dict]] = {}
+    window = k + 20
+    for at in range(0, len(keys), window):
+        rows = db.catalog.chunk_rows(keys[at:at + window])
+        for key, score in zip(keys[at:at + window], scores[at:at + window]):
+            row = rows.get(int(key))
+            if row is None:
+                continue
+            text, start, end, pages = row["text"], row["start"], row["end"], row["pages"]
+            if row["parent"] is not None:  # parent-child: hand back the section, once
+                start, end, text = row["parent"]
+                if (row["doc_id"], start) in seen_parents:
+                    continue
+                seen_parents.add((row["doc_id"], start))
+                if row["doc_id"] not in doc_pages:  # one catalog read per document, not per hit
+                    doc_pages[row["doc_id"]] = db.catalog.pages(row["doc_id"])
+                pages = tuple(p["number"] for p in doc_pages[row["doc_id"]] if p["start"] < end and start < p["end"])
+            hits.append(Hit(row["chunk_id"], row["doc_id"], pages, text, float(score), len(hits) + 1,
+                            row["headings"], start, end, score_kind=score_kind))
+            if len(hits) == k:
+                return hits
+    return hits

@@ -1,7 +1,7 @@
 """Fixed-size: a window every chunk_size - overlap characters, each end moved back to a space."""
 from __future__ import annotations
 
-from vectrixdb.chunking import Chunk, make_chunks, register
+from vectrixdb.chunking.base import Chunk, make_chunks, register
 from vectrixdb.reading import Document
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from vectrixdb.chunking import Chunk, _HEADING, make_chunks, merge, register, split_at, split_recursive, trim
+from vectrixdb.chunking.base import Chunk, _HEADING, make_chunks, merge, register, split_at, split_recursive, trim
 from vectrixdb.errors import BadInput
 from vectrixdb.reading import Document
 

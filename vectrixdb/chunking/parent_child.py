@@ -6,7 +6,7 @@ each parent. Only children are embedded and searched; a hit hands back its paren
 """
 from __future__ import annotations
 
-from vectrixdb.chunking import Chunk, make_chunks, merge, register, split_recursive
+from vectrixdb.chunking.base import Chunk, make_chunks, merge, register, split_recursive
 from vectrixdb.chunking.structure import sections
 from vectrixdb.reading import Document
 

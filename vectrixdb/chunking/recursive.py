@@ -1,7 +1,7 @@
 """Recursive: cut at paragraphs, then lines, then sentences, then words, packing up to chunk_size."""
 from __future__ import annotations
 
-from vectrixdb.chunking import Chunk, make_chunks, merge, register, split_recursive
+from vectrixdb.chunking.base import Chunk, make_chunks, merge, register, split_recursive
 from vectrixdb.reading import Document
 
 

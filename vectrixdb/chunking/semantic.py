@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vectrixdb.chunking import Chunk, make_chunks, merge, register, split_recursive
+from vectrixdb.chunking.base import Chunk, make_chunks, merge, register, split_recursive
 from vectrixdb.chunking.sentence import sentences
 from vectrixdb.reading import Document
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from vectrixdb.chunking import Chunk, make_chunks, merge, register, split_at, split_recursive
+from vectrixdb.chunking.base import Chunk, make_chunks, merge, register, split_at, split_recursive
 from vectrixdb.reading import Document
 
 # A sentence ends at . ! or ? followed by space, or at a line break (headings, list items, cells).

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from vectrixdb.chunking import Chunk, make_chunks, merge, register, split_recursive
+from vectrixdb.chunking.base import Chunk, make_chunks, merge, register, split_recursive
 from vectrixdb.reading import Document
 
 HEADING_START = re.compile(r"^#{1,6}[ \t]", re.M)

@@ -17,7 +17,7 @@ import re
 from collections import Counter
 
 from vectrixdb.errors import BadInput
-from vectrixdb.reading import Document, join_pages
+from vectrixdb.reading.document import Document, join_pages
 
 _BULLET = re.compile(r"^[•●▪◦‣∙·]\s*")
 _GAP = re.compile(r"\s{3,}")

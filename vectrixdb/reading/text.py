@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from vectrixdb.errors import BadInput
-from vectrixdb.reading import Document, join_pages
+from vectrixdb.reading.document import Document, join_pages
 
 
 def read_text(text: str, *, doc_id: str, source: str | None = None) -> Document:

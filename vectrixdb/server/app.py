@@ -36,8 +36,8 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vectrixdb.errors import BadInput, NotFound, VectrixError
-from vectrixdb.evaluation import kinds
-from vectrixdb.evaluation.saved import UnreadableRun
+from vectrixdb.evaluation.runs import kinds
+from vectrixdb.evaluation.runs.saved import UnreadableRun
 from vectrixdb.server import views
 from vectrixdb.server.guard import Guard, allowed_hosts
 from vectrixdb.server.listing import Runs
@@ -83,7 +83,7 @@ class Cache:
 def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | None = None):
     """The FastAPI app over FOLDER (local, s3:// or Blob); `sla` a JSON/YAML thresholds file;
     `hosts` the Host names it answers to (server/guard.py; default: the loopback names)."""
-    from vectrixdb import certify, export
+    from vectrixdb.export import certify, files as export
     from vectrixdb.server.figures import data_uri
 
     runs = Runs(folder)
@@ -186,7 +186,7 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
 
     @app.get("/experiments", response_class=HTMLResponse)
     def experiments(request: Request, a: str = "", b: str = ""):
-        from vectrixdb.evaluation.experiments import compare_runs
+        from vectrixdb.evaluation.runs.experiments import compare_runs
         from vectrixdb.server.decisions import comparison_rows
         from vectrixdb.server.figures import png
 

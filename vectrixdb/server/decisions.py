@@ -2,7 +2,7 @@
 nobody judged, and the smallest difference its questions can detect.
 
 Unjudged share (issue 31). A retrieval report carries it: `report["unjudged"][k]` over all the
-questions' top-k results at its grain, `unjudged@k` per question (evaluation/retrieval.py). A
+questions' top-k results at its grain, `unjudged@k` per question (evaluation/retrieval/scoring.py). A
 run_evaluation run (kind "evaluation", Retrieval or RAG) keeps, per question and level, what it
 expected and what its k chunks returned, so the share is read from those: at each level with
 labels, the returned items that are neither expected nor in a `<level> not relevant` column (a
@@ -141,7 +141,7 @@ def headline_measures(report) -> list[str]:
 
 def power(report) -> dict[str, Any]:
     """{"rows": [{measure, n, mean, model, detectable, reason}], "rule", "alpha", "power"}."""
-    from vectrixdb.evaluation.power import questions_needed
+    from vectrixdb.evaluation.runs.power import questions_needed
 
     measures = headline_measures(report)
     out: dict[str, Any] = {"alpha": ALPHA, "power": POWER, "rows": [], "rule": None, "reason": None}

@@ -9,8 +9,8 @@ import math
 from typing import Any
 
 from vectrixdb.errors import NotFound
-from vectrixdb.evaluation.kinds import KINDS, call
-from vectrixdb.server.heatmap import key_scores, score_columns
+from vectrixdb.evaluation.runs.kinds import KINDS, call
+from vectrixdb.plotting.heatmap import key_scores, score_columns
 
 LEVELS = ("chunk", "page", "doc")
 MAX_ROWS = 1000
@@ -75,7 +75,7 @@ def score_value(value: Any) -> float | None:
 
 def headline(report) -> list[tuple[str, str]]:
     """The run's headline figures as (name, text) pairs."""
-    from vectrixdb.certify import figures
+    from vectrixdb.export.certify import figures
 
     return [(name, fmt(value)) for name, value in figures(report, aliases=False).items()]
 

@@ -5,3 +5,5 @@ with the catalog's state (its identity, generation and last commit token) and it
 and rebuilt when the stamp does not match, so a crash between two writes, a restored backup or a
 damaged file can never leave the indexes disagreeing with the catalog.
 """
+
+DEFAULT_SPACE = "default"  # the vector space a collection's own model fills (others: add_space)

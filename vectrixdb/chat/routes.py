@@ -1,0 +1,220 @@
+"""How ChatWriter reaches a model: building the `openai` client for a route, and reading its errors.
+
+Two kinds of route. Any OpenAI-style chat completions URL (Ollama, vLLM, llama.cpp, OpenAI, Azure AI
+Foundry) gets the SDK's `OpenAI` client, its base URL being the given URL less `/chat/completions`
+and its query string kept for every request (Foundry's `?api-version=`). An Azure OpenAI deployment
+gets the SDK's `AzureOpenAI` client, with a key or, without one, a bearer-token provider from
+azure-identity with the Cognitive Services scope (a managed identity on Azure, `az login` on a
+laptop). The SDK does the wire (timeouts, Azure's URLs) with its own retries off: ChatWriter retries
+itself (chat.reply), so that every HTTP request is counted and every reply is read by one rule.
+
+A route's `name` is its URL as shown to people (`describe()`, `repr`, report.json, every message):
+any secret in it is masked where the URL is built (`shown_url`), a key in the query string
+(`?subscription-key=`, `?api-key=`, `?code=`, `?sig=`, ...) as much as a key in a header, and
+`Route.scrub` masks the route's secrets in any text that comes back from the service or the SDK.
+
+`refusal` turns what the SDK raises into `Refused` when the service says no to the whole run (a key
+it will not take, a model or deployment that is not there, a quota used up, nothing listening),
+keeping its words.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
+
+from vectrixdb.errors import BadInput, Refused, Unsupported
+
+AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
+AZURE_API_VERSION = "2024-10-21"
+_SUFFIX = "/chat/completions"
+_EXTRA = "pip install 'vectrixdb[chat]'"
+#: A query parameter whose name holds one of these words carries a secret (matched without case,
+#: `-` and `_`): Azure's subscription-key, Foundry's api-key, Azure Functions' code, SAS sig, tokens.
+SECRET_NAMES = re.compile(r"key|token|secret|passw|pwd|sig|code|auth|credential|session", re.I)
+
+
+@dataclass(frozen=True)
+class Route:
+    """A built client and how to name it: `name` is the URL (part of every cache key), `auth` says
+    how requests are signed with any key masked."""
+
+    client: Any
+    name: str
+    auth: str
+    kind: str  # "openai" or "azure"
+    headers: dict = field(default_factory=dict)  # sent with each request (the SDK drops Authorization only so)
+    secrets: tuple = ()  # every key this route sends, so that no message shows one
+
+    def scrub(self, text: Any) -> str:
+        """`text` with each of this route's secrets masked (also percent-encoded, as a URL holds it)."""
+        text = str(text)
+        for secret in (s for s in self.secrets if len(s) >= 4):  # shorter ones would mask ordinary words
+            for form in {secret, quote(secret, safe=""), quote_plus(secret, safe="")}:
+                text = text.replace(form, mask(secret))
+        return text
+
+
+def mask(key: str | None) -> str:
+    """A key shown without giving it away: its first three and last two characters at most."""
+    if not key:
+        return "(none)"
+    return f"{key[:3]}…{key[-2:]}" if len(key) >= 12 else "…" * 3
+
+
+def shown_url(url: str) -> tuple[str, tuple[str, ...]]:
+    """(the URL with every secret masked, the secrets found): query values whose names match
+    SECRET_NAMES and a password in the address (user:password@host). The one place a URL is made
+    fit to show; `Route.name` is always this."""
+    parts = urlsplit(url)
+    secrets: list[str] = []
+    netloc = parts.netloc
+    if parts.password:
+        secrets.append(parts.password)
+        netloc = netloc.replace(f":{parts.password}@", f":{mask(parts.password)}@", 1)
+    shown = []
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if value and SECRET_NAMES.search(name.replace("-", "").replace("_", "")):
+            secrets.append(value)
+            value = mask(value)
+        shown.append(f"{name}={value}")
+    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(shown), "")), tuple(secrets)
+
+
+def _openai():
+    try:
+        import openai
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise Unsupported(f"chat models need the openai SDK: {_EXTRA}") from exc
+    return openai
+
+
+def openai_route(url: str, key: str | None, key_header: str | None, *, timeout: float) -> Route:
+    """The SDK's OpenAI client for a full chat-completions URL (no SDK retries: the writer retries).
+
+    Without a key no Authorization header is sent at all (a local server needs none); with
+    `key_header` the key goes in that header instead of `Authorization: Bearer` (Foundry's `api-key`).
+    """
+    openai = _openai()
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    if parts.scheme not in ("http", "https") or not parts.netloc or not path.endswith(_SUFFIX):
+        raise BadInput(f"a chat model URL is the full chat completions address, e.g. "
+                       f"http://localhost:11434/v1/chat/completions; got {shown_url(url)[0]!r}")
+    base = urlunsplit((parts.scheme, parts.netloc, path[: -len(_SUFFIX)], "", ""))
+    headers: dict[str, Any] = {}
+    no_bearer = {"Authorization": openai.Omit()}
+    if key and key_header and key_header.lower() != "authorization":
+        headers = {key_header: key}
+        auth = f"key {mask(key)} in header {key_header}"
+    elif key:
+        no_bearer, auth = {}, f"key {mask(key)} as a bearer token"
+    else:
+        auth = "no key"
+    client = openai.OpenAI(base_url=base, api_key=key or "unused", default_headers=headers or None,
+                           default_query=dict(parse_qsl(parts.query)) or None, timeout=timeout, max_retries=0)
+    name, secrets = shown_url(urlunsplit((parts.scheme, parts.netloc, path, parts.query, "")))
+    return Route(client, name, auth, "openai", no_bearer, secrets + ((key,) if key else ()))
+
+
+def azure_route(endpoint: str, deployment: str, key: str | None, api_version: str, *, credential: Any = None,
+                timeout: float) -> Route:
+    """The SDK's AzureOpenAI client for one deployment, signed by a key or by azure-identity tokens."""
+    openai = _openai()
+    if not endpoint.startswith(("http://", "https://")) or not deployment:
+        raise BadInput(f"Azure OpenAI needs an endpoint URL and a deployment name; got {shown_url(endpoint)[0]!r}, "
+                       f"{deployment!r}")
+    common = dict(azure_endpoint=endpoint, azure_deployment=deployment, api_version=api_version, timeout=timeout,
+                  max_retries=0)
+    if key:
+        client, auth = openai.AzureOpenAI(api_key=key, **common), f"key {mask(key)} in header api-key"
+    else:
+        try:
+            from azure.identity import DefaultAzureCredential, get_bearer_token_provider
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise Unsupported(f"Azure OpenAI without a key needs azure-identity: {_EXTRA}") from exc
+        credential = credential or DefaultAzureCredential()
+        provider = get_bearer_token_provider(credential, AZURE_SCOPE)
+        client = openai.AzureOpenAI(azure_ad_token_provider=provider, **common)
+        auth = f"Microsoft Entra token from {type(credential).__name__} (managed identity when on Azure)"
+    name, secrets = shown_url(f"{endpoint.rstrip('/')}/openai/deployments/{deployment}/chat/completions"
+                              f"?api-version={api_version}")
+    return Route(client, name, auth, "azure", secrets=secrets + ((key,) if key else ()))
+
+
+def said(exc: BaseException, route: Route | None = None) -> str:
+    """The service's own words from an SDK error (the error body's message, or the response text),
+    at most 2,000 characters, with the route's secrets masked."""
+    words = None
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            code = inner.get("code")
+            words = f"{inner['message']}" + (f" ({code})" if code and str(code) not in str(inner["message"]) else "")
+        elif isinstance(inner, str):
+            words = inner
+    if words is None:
+        response = getattr(exc, "response", None)
+        try:
+            text = response.text if response is not None else None
+        except Exception:  # noqa: BLE001 - a body that cannot be read says nothing
+            text = None
+        words = text or getattr(exc, "message", None) or str(exc)
+    words = str(words).strip()[:2000]
+    return route.scrub(words) if route is not None else words
+
+
+def quota_used_up(exc: BaseException) -> bool:
+    """True for a 429 that says the account's quota or credit is used up (OpenAI's insufficient_quota):
+    waiting does not help, so it is a refusal, not a rate limit."""
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(inner, dict) and any(str(inner.get(k) or "").lower() in ("insufficient_quota", "billing_hard_limit_reached")
+                                       for k in ("code", "type")):
+        return True
+    return "exceeded your current quota" in said(exc).lower()
+
+
+def refusal(exc: BaseException, route: Route) -> Refused | None:
+    """`Refused` for an error that stops a run; None for one that concerns only this request.
+    A connection that never opened is a refusal (nothing listens); one dropped is not (it is retried)."""
+    openai = _openai()
+    words = said(exc, route)
+    if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        return Refused(f"{route.name} would not take the credentials ({exc.status_code}): {words}",
+                       said=words, status=exc.status_code)
+    if isinstance(exc, openai.NotFoundError):
+        return Refused(f"{route.name} has no such model or deployment (404): {words}", said=words, status=404)
+    if isinstance(exc, openai.RateLimitError) and quota_used_up(exc):
+        return Refused(f"{route.name} says the quota is used up (429): {words}", said=words, status=429)
+    if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError) and never_connected(exc):
+        cause = route.scrub(exc.__cause__ or exc)
+        return Refused(f"no chat service answered at {route.name}: {cause}", said=cause)
+    try:
+        from azure.core.exceptions import ClientAuthenticationError
+    except ImportError:  # pragma: no cover
+        return None
+    if isinstance(exc, ClientAuthenticationError):
+        words = route.scrub(getattr(exc, "message", None) or exc)
+        return Refused(f"no token for {route.name}: {words}", said=words)
+    return None
+
+
+def never_connected(exc: BaseException) -> bool:
+    """True when an SDK connection error comes from a ConnectError of its HTTP library (nothing
+    accepted the connection), False for one made and then dropped or cut (read, write, protocol
+    errors). Matched by class name: the SDK may ship httpx or a fork of it (httpx2)."""
+    cause = exc.__cause__
+    return cause is not None and any(c.__name__ == "ConnectError" for c in type(cause).__mro__)
+
+
+def rejects_json_schema(exc: BaseException) -> bool:
+    """True when a server refused a request because it does not know `json_schema` response formats
+    (llama-cpp-python's server answers 500 or 422 and wants `{"type": "json_object", "schema": ...}`)."""
+    openai = _openai()
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (400, 422, 500):
+        return False
+    words = said(exc).lower()
+    return "json_schema" in words and ("response_format" in words or "json_object" in words)

@@ -1,0 +1,227 @@
+"""What counts as a right result at each grain, and Vecta's set-based levels.
+
+A retrieval result is normalised to a Result (chunk id, doc id, pages, text, score) whatever the
+retriever returned: a vectrixdb Hit, a dict, a plain id, or a LangChain/LlamaIndex document.
+`units(question, results, by)` turns the ranked results into the ranked labels that metrics.judge
+scores against the question's labels:
+
+- doc: the documents of the results, each at the rank of its best chunk (later repeats dropped).
+- page: a chunk is one result, and it satisfies every expected page it covers, at its own rank (a
+  chunk over pages 3-4 is a hit at its rank when page 4 is expected). An expected entry that names
+  a whole document is satisfied by any page of it; a page label of a document the same row also
+  expects whole adds nothing and is dropped (check_golden notes such rows). A chunk id label
+  (`doc::n`, as a Vecta row without pages gives) is satisfied by that chunk.
+- chunk: chunk ids.
+- A chunk returned more than once is read once, at its first rank (`distinct`), at every grain
+  and level; a bare chunk id takes its pages and text from the collection when one is given
+  (`with_pages`).
+- evidence: each result satisfies the quotes it holds, whole, or at least half of one where the
+  chunk starts or ends inside it (compared after collapsing whitespace and case, and dropping
+  Markdown marks). A question without evidence is judged by its pages (or documents).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from vectrixdb.errors import BadType
+from vectrixdb.evaluation.golden.questions import Question, label_document, split_label
+
+GRAINS = ("doc", "page", "chunk", "evidence")
+
+
+class Result(NamedTuple):
+    chunk_id: str
+    doc_id: str
+    pages: tuple[int, ...]
+    text: str
+    score: float | None
+
+
+def as_result(item: Any, rank: int) -> Result:
+    if isinstance(item, Result):
+        return item
+    if isinstance(item, str):  # an id: `doc::n` is a chunk of doc, `doc#page=N` a page of it
+        doc, page = split_label(item)
+        if "::" in doc:
+            doc = doc.rsplit("::", 1)[0]
+        return Result(item, doc, () if page is None else (page,), "", None)
+    if isinstance(item, dict):
+        doc = item.get("doc_id") or item.get("id") or item.get("document") or item.get("chunk_id")
+        pages = item.get("pages") or ((item["page"],) if item.get("page") is not None else ())
+        return Result(str(item.get("chunk_id") or doc), str(doc), tuple(int(p) for p in pages), item.get("text") or "",
+                      item.get("score"))
+    if hasattr(item, "chunk_id") and hasattr(item, "doc_id"):  # a vectrixdb Hit
+        return Result(item.chunk_id, item.doc_id, tuple(item.pages), item.text, item.score)
+    node = getattr(item, "node", None)  # LlamaIndex NodeWithScore
+    if node is not None:
+        meta = getattr(node, "metadata", {}) or {}
+        return Result(str(getattr(node, "node_id", rank)), str(meta.get("doc_id") or meta.get("file_name") or node.ref_doc_id),
+                      _pages(meta), node.get_content(), getattr(item, "score", None))
+    if hasattr(item, "page_content"):  # LangChain Document
+        meta = item.metadata or {}
+        doc = meta.get("doc_id") or meta.get("source") or getattr(item, "id", None) or str(rank)
+        return Result(str(meta.get("chunk_id") or getattr(item, "id", None) or f"{doc}::{rank}"), str(doc), _pages(meta),
+                      item.page_content, meta.get("score"))
+    raise BadType(f"cannot read a retrieval result from {type(item).__name__}: give ids, dicts or hits")
+
+
+def distinct(results: list[Result]) -> tuple[list[Result], int]:
+    """Each chunk once, at its first (best) rank, and how many repeats were dropped: a chunk returned
+    twice counts once at every grain and level, as a TREC run holds a document once per query. A
+    result with no chunk id of its own (an id, or a dict naming only its document) is told apart by
+    its pages and text."""
+    seen: set = set()
+    out = []
+    for r in results:
+        key = r.chunk_id if r.chunk_id != r.doc_id else (r.doc_id, r.pages, r.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out, len(results) - len(out)
+
+
+def chunks_of(db: Any, doc_ids: list[str]) -> list[dict]:
+    """db.chunks narrowed to some documents (a principal's view lists its visible ones only)."""
+    try:
+        return db.chunks(doc_ids)
+    except TypeError:
+        return [c for c in db.chunks() if c["doc_id"] in doc_ids]
+
+
+def with_pages(results: list[list[Result]], db: Any) -> list[list[Result]]:
+    """Results that came as bare vectrixdb chunk ids (`doc::n`) take their pages and text from the
+    collection, so they earn page and evidence credit as the hits would."""
+    from vectrixdb.evaluation.golden.questions import CHUNK_LABEL
+
+    bare = {r.chunk_id for res in results for r in res if not r.pages and CHUNK_LABEL.match(r.chunk_id)}
+    if not bare:
+        return results
+    docs = sorted({c.rsplit("::", 1)[0] for c in bare})
+    known = {c["chunk_id"]: c for c in chunks_of(db, docs) if c["chunk_id"] in bare}
+    fill = lambda r, c: r._replace(doc_id=c["doc_id"], pages=tuple(c["pages"]), text=r.text or c["text"])  # noqa: E731
+    return [[fill(r, known[r.chunk_id]) if not r.pages and r.chunk_id in known else r for r in res] for res in results]
+
+
+def _pages(meta: dict) -> tuple[int, ...]:
+    """Pages from metadata: `pages`/`page_number` are 1-based; LangChain's PDF loaders' `page` is 0-based."""
+    if meta.get("pages"):
+        return tuple(int(p) for p in meta["pages"])
+    if meta.get("page_number") is not None:
+        return (int(meta["page_number"]),)
+    if meta.get("page_label") is None and meta.get("page") is not None:
+        return (int(meta["page"]) + 1,)
+    return ()
+
+
+_MARKS = re.compile(r"[*_#|`>]+")
+
+
+def normal(text: str) -> str:
+    return " ".join(_MARKS.sub(" ", text).casefold().split())
+
+
+def holds(chunk: str, quote: str) -> bool:
+    """True when the chunk holds the quote, or at least half of it where the chunk is cut inside it."""
+    if not quote:
+        return False
+    if quote in chunk:
+        return True
+    half = (len(quote) + 1) // 2
+    for size in range(len(quote) - 1, half - 1, -1):
+        if chunk.endswith(quote[:size]) or chunk.startswith(quote[-size:]):
+            return True
+    return False
+
+
+def judged_by(q: Question, by: str) -> str:
+    """The grain one question is judged at: evidence rows without quotes fall back to pages."""
+    if by == "evidence" and not q.evidence:
+        return "page"
+    return by
+
+
+def qrel(q: Question, by: str) -> dict[str, float]:
+    """{label: grade} the question is judged against at this grain (graded where the row grades;
+    grade 0: judged not relevant). At doc grain a document is judged not relevant only by a
+    whole-document label of grade 0."""
+    grain = judged_by(q, by)
+    if grain == "evidence":
+        return {normal(e): 1.0 for e in q.evidence}
+    out: dict[str, float] = {}
+    if grain == "doc":  # a page or chunk judged not relevant says nothing of the document's other parts
+        for label, grade in q.graded():
+            doc = label_document(label)
+            if grade > 0 or label == doc:
+                out[doc] = max(out.get(doc, 0.0), grade)
+        return out
+    whole = {label for label in q.expected if split_label(label)[1] is None}
+    for label, grade in q.graded():
+        doc, page = split_label(label)
+        if grain == "page" and page is not None and doc in whole:
+            continue  # the whole document is expected: this page adds nothing
+        out[label] = grade
+    return out
+
+
+def units(q: Question, results: list[Result], by: str) -> list:
+    grain = judged_by(q, by)
+    if grain == "chunk":
+        return [r.chunk_id for r in results]
+    if grain == "doc":
+        return list(dict.fromkeys(r.doc_id for r in results))
+    if grain == "page":
+        whole = {e for e in q.expected if split_label(e)[1] is None}
+        return [((r.doc_id,) if r.doc_id in whole else ()) + tuple(f"{r.doc_id}#page={p}" for p in r.pages)
+                + ((r.chunk_id,) if r.chunk_id in whole and r.chunk_id != r.doc_id else ()) for r in results]
+    quotes = [normal(e) for e in q.evidence]
+    return [tuple(qt for qt in quotes if holds(normal(r.text), qt)) for r in results]
+
+
+def chunks_read(results: list[Result], by: str, k: int) -> list[Result]:
+    """The results the ranked metrics read to fill the top k: the first k, except at doc grain,
+    where a unit is a distinct document and the chunks up to the k-th new document are read."""
+    if by != "doc":
+        return results[:k]
+    seen: set[str] = set()
+    for i, r in enumerate(results):
+        seen.add(r.doc_id)
+        if len(seen) > k:
+            return results[:i]
+    return results
+
+
+def levels(q: Question, results: list[Result]) -> dict[str, dict[str, float] | None]:
+    """Vecta's set-based precision, recall and F1 over the retrieved chunks `results`:
+
+    - doc: the set of documents the chunks come from against the documents the row expects;
+    - page (only when the row names pages): a chunk earns credit when any of its pages is an
+      expected page of the same document, precision = chunks with credit / chunks; recall =
+      expected pages covered by some chunk / expected pages;
+    - chunk (only when the row's labels are chunk ids, `doc::n`): chunk ids by set intersection.
+    Only relevant labels (grade above 0) count, and a chunk returned twice counts once."""
+    results = distinct(results)[0]
+    relevant = [label for label, grade in q.graded() if grade > 0]
+    chunk_ids = {label for label in relevant if "::" in label}
+    docs = {label.rsplit("::", 1)[0] if label in chunk_ids else split_label(label)[0] for label in relevant}
+    pages = {split_label(label) for label in relevant if split_label(label)[1] is not None}
+    out: dict[str, dict[str, float] | None] = {"doc": _prf({r.doc_id for r in results}, docs)}
+    if pages:
+        credited = sum(1 for r in results if any((r.doc_id, p) in pages for p in r.pages))
+        covered = {(r.doc_id, p) for r in results for p in r.pages} & pages
+        out["page"] = _ratios(credited, len(results), len(covered), len(pages))
+    else:
+        out["page"] = None
+    out["chunk"] = _prf({r.chunk_id for r in results}, chunk_ids) if chunk_ids else None
+    return out
+
+
+def _prf(got: set, want: set) -> dict[str, float]:
+    both = len(got & want)
+    return _ratios(both, len(got), both, len(want))
+
+
+def _ratios(right: int, retrieved: int, found: int, expected: int) -> dict[str, float]:
+    p = right / retrieved if retrieved else 0.0
+    r = found / expected if expected else 0.0
+    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}

@@ -1,0 +1,264 @@
+"""Golden questions: the Question record and the JSONL files that hold them.
+
+One JSON object a line: `question` and `expected` always; `id`, `reference`, `evidence`, `hint`
+and `draft` when there are. `expected` names documents by id (`deferment`) or one page of one
+(`report.pdf#page=41`), as a list, or as an object giving each a relevance grade
+(`{"deferment": 2, "faq": 1}`; a grade of 0 means judged and not relevant). A plain list means
+grade 1 for each. load_questions() also reads a Bedrock RAG evaluation prompt dataset
+(`conversationTurns` with `prompt` and `referenceResponses`), whose rows have no labels yet.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from vectrixdb.errors import BadInput
+
+PAGE_LABEL = re.compile(r"^(?P<doc>.+)#page=(?P<page>[1-9][0-9]*)$")
+
+
+@dataclass(frozen=True)
+class Question:
+    question: str
+    reference: str | None = None
+    expected: tuple[str, ...] = ()
+    id: str | None = None
+    evidence: tuple[str, ...] = ()
+    hint: str | None = None
+    draft: bool = False
+    line: int | None = field(default=None, compare=False, repr=False)  # where it was read from
+    grades: tuple[float, ...] = ()  # one per expected entry; empty means 1 for each
+
+    def __post_init__(self):
+        expected = self.expected
+        if isinstance(expected, dict):  # {label: grade}
+            object.__setattr__(self, "grades", tuple(float(g) for g in expected.values()))
+            expected = tuple(expected)
+        for name, value in (("expected", expected), ("evidence", self.evidence)):
+            if isinstance(value, str):
+                value = (value,)
+            object.__setattr__(self, name, tuple(value or ()))
+        if self.grades and len(self.grades) != len(self.expected):
+            raise BadInput(f"{len(self.grades)} grades for {len(self.expected)} expected entries")
+        if self.grades and all(g == 1 for g in self.grades):
+            object.__setattr__(self, "grades", ())
+
+    @property
+    def labelled(self) -> bool:
+        """True when at least one expected entry is relevant (grade above 0)."""
+        return any(g > 0 for _, g in self.graded())
+
+    def graded(self) -> list[tuple[str, float]]:
+        """(label, grade) for each expected entry."""
+        return list(zip(self.expected, self.grades or [1.0] * len(self.expected)))
+
+    def key(self) -> str:
+        """The name every report gives this question: its id, else `q-` and a hash of its text
+        (whitespace and case folded), so the same file gives the same names in every report and a
+        row keeps its name when rows are added or moved."""
+        if self.id is not None and str(self.id) != "":
+            return str(self.id)
+        folded = " ".join(self.question.casefold().split())
+        return "q-" + hashlib.sha256(folded.encode("utf-8")).hexdigest()[:10]
+
+    @property
+    def documents(self) -> tuple[str, ...]:
+        """The expected document ids, pages stripped (`report.pdf#page=41` -> `report.pdf`)."""
+        return tuple(dict.fromkeys(split_label(e)[0] for e in self.expected))
+
+    @property
+    def pages(self) -> tuple[tuple[str, int], ...]:
+        """(doc_id, page) for each expected entry that names a page."""
+        return tuple((d, p) for d, p in map(split_label, self.expected) if p is not None)
+
+    def to_json(self) -> dict[str, Any]:
+        row = {k: v for k, v in asdict(self).items() if k not in ("line", "grades")}
+        row["evidence"] = list(self.evidence)
+        expected: Any = {e: _number(g) for e, g in self.graded()} if self.grades else list(self.expected)
+        return {k: v for k, v in row.items() if v not in (None, [], False, ())} | {"expected": expected}
+
+
+def _number(grade: float) -> int | float:
+    return int(grade) if float(grade).is_integer() else grade
+
+
+def provenance(golden: Any, questions: Iterable[Question], target: Any = None) -> dict[str, Any]:
+    """What a report was measured on, kept in its report.json and shown in the dashboard and PDF:
+    the golden file with the SHA-256 of its bytes (when a path was given), a SHA-256 of the questions
+    themselves (the same for a file and the Questions read from it, so two runs can be told to have
+    asked the same thing), and, for a vectrixdb collection, its name, embedding model per vector space
+    and generation (which moves with every write)."""
+    import os
+    from pathlib import Path
+
+    from vectrixdb import io
+
+    rows = json.dumps([q.to_json() for q in questions], sort_keys=True, ensure_ascii=False, default=str)
+    out: dict[str, Any] = {"questions_sha256": hashlib.sha256(rows.encode("utf-8")).hexdigest()}
+    if isinstance(golden, (str, bytes)) or hasattr(golden, "__fspath__"):
+        path = os.fsdecode(golden)
+        path = path if io.is_remote(path) else str(Path(path).resolve())
+        out.update({"golden": path, "golden_sha256": hashlib.sha256(io.read_bytes(path)).hexdigest()})
+    spaces = getattr(target, "spaces", None)
+    if isinstance(getattr(target, "name", None), str) and isinstance(spaces, dict):
+        out["collection"] = target.name
+        out["embedding_model"] = {space: (s or {}).get("model") for space, s in spaces.items()}
+        generation = target.info().get("generation") if callable(getattr(target, "info", None)) else None
+        if generation is not None:
+            out["collection_generation"] = generation
+    return out
+
+
+def cutoffs(k: Any) -> list[int]:
+    """k as every report takes it: one whole number or several; sorted, each at least 1."""
+    values = [k] if isinstance(k, (int, np.integer)) else list(k) if isinstance(k, (list, tuple, range)) else None
+    if not values or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in values):
+        shown = k[0] if isinstance(k, (list, tuple)) and len(k) == 1 else k
+        raise BadInput(f"k must be a positive whole number or several of them, not {shown!r}")
+    return sorted({int(x) for x in values})
+
+
+def split_label(label: str) -> tuple[str, int | None]:
+    """`report.pdf#page=41` -> ("report.pdf", 41); `deferment` -> ("deferment", None)."""
+    match = PAGE_LABEL.match(label)
+    return (match["doc"], int(match["page"])) if match else (label, None)
+
+
+def label_document(label: str) -> str:
+    """The document a label names: `r.pdf#page=4` -> `r.pdf`, the chunk id `r.pdf::12` -> `r.pdf`."""
+    doc = split_label(label)[0]
+    return doc.rsplit("::", 1)[0] if CHUNK_LABEL.match(doc) else doc
+
+
+# The label rule. A label is a document id, `doc_id#page=N` (lower case, N from 1, nothing after)
+# or a vectrixdb chunk id `doc_id::n`. A `#` followed by anything else that reads as a page
+# (`#p=10`, `#Page=10`, `#page10`, `#pg 10`, `#10`) is a misspelt page anchor, an error with or
+# without a collection (golden.schema.json says the same). `page=10` without the `#` may be part of
+# a document id (a URL's query), so it is an error only against a collection that does not hold it.
+CHUNK_LABEL = re.compile(r"^.+::[0-9]+$")
+HASH_ANCHOR = re.compile(r"^(?P<doc>.*?)\s*#\s*(?:p|pg|pp|page|pages)?\.?\s*[=:_-]?\s*(?P<page>[0-9]+)\s*$", re.I)
+BARE_ANCHOR = re.compile(r"^(?P<doc>.+?)[\s?&/_.,-]*page\s*[=:]\s*(?P<page>[0-9]+)\s*$", re.I)
+
+
+def loose_page(label: str) -> tuple[str, int] | None:
+    """(document, page) a label seems to mean when its page anchor is misspelt, else None."""
+    if PAGE_LABEL.match(label):
+        return None
+    match = HASH_ANCHOR.match(label) or BARE_ANCHOR.match(label)
+    return (match["doc"], int(match["page"])) if match and match["doc"] else None
+
+
+def anchor_problem(label: str) -> str | None:
+    """Why a label's page anchor is not `#page=N`, with what it seems to mean; None when it is fine.
+    Only `#` forms are judged here: see the label rule above."""
+    bad = "#page=" in label and not PAGE_LABEL.match(label)
+    loose = HASH_ANCHOR.match(label)
+    if not bad and not (loose and not PAGE_LABEL.match(label)):
+        return None
+    meant = loose_page(label)
+    fix = ("; pages count from 1" if meant[1] < 1 else f"; did you mean {meant[0] + '#page=' + str(meant[1])!r}?") \
+        if meant else ""
+    return f"{label!r} is not a page label: a page is written doc_id#page=N (lower case, N from 1){fix}"
+
+
+def save_questions(questions: Iterable[Question], path: str) -> str:
+    """Write questions as a golden JSONL file; never over an existing file."""
+    from vectrixdb.io import write_new
+
+    lines = [json.dumps(q.to_json(), ensure_ascii=False) for q in questions]
+    return write_new(path, "\n".join(lines) + "\n" if lines else "")
+
+
+def is_bedrock(row: dict) -> bool:
+    return isinstance(row, dict) and "conversationTurns" in row
+
+
+def from_bedrock(row: dict, line: int) -> Question:
+    """A Bedrock prompt-dataset row: the first turn's prompt and reference response, no labels."""
+    turn = (row.get("conversationTurns") or [{}])[0]
+    prompt = turn.get("prompt", {}).get("content", [{}])
+    refs = turn.get("referenceResponses") or [{}]
+    text = lambda parts: " ".join(p.get("text", "") for p in parts if isinstance(p, dict)).strip() or None  # noqa: E731
+    ref = text(refs[0].get("content", [])) if refs else None
+    return Question(text(prompt) or "", ref, (), None, line=line)
+
+
+def bedrock_problems(row: dict) -> list[tuple[str, str]]:
+    """(field, message) for each way a Bedrock prompt-dataset row is malformed; empty when it reads."""
+    turns = row.get("conversationTurns")
+    if not isinstance(turns, list) or not turns:
+        return [("conversationTurns", "must be a non-empty list of turns")]
+    turn = turns[0]
+    if not isinstance(turn, dict):
+        return [("conversationTurns", "a turn must be an object with prompt and referenceResponses")]
+    out = []
+    prompt = turn.get("prompt")
+    content = prompt.get("content") if isinstance(prompt, dict) else None
+    if not isinstance(content, list) or not content:
+        out.append(("conversationTurns.prompt", "must be an object whose content is a non-empty list"))
+    elif not all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in content):
+        out.append(("conversationTurns.prompt", "each content part must be an object with text as a string"))
+    refs = turn.get("referenceResponses", [])
+    if not isinstance(refs, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("content", []), list)
+            and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in r.get("content", []))
+            for r in refs):
+        out.append(("conversationTurns.referenceResponses",
+                    "must be a list of objects whose content parts hold text as a string"))
+    return out
+
+
+class DuplicateKeys(dict):
+    """A parsed JSON object that remembers the keys it was given more than once."""
+
+    duplicates: tuple[str, ...] = ()
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict:
+    row = DuplicateKeys(pairs)
+    if len(row) != len(pairs):
+        seen: set[str] = set()
+        row.duplicates = tuple(dict.fromkeys(k for k, _ in pairs if k in seen or seen.add(k)))
+    return row
+
+
+def parse_row(text: str) -> Any:
+    """One line's JSON, refusing what would lose or hide data: raises ValueError for text that is not
+    JSON, nests too deeply or holds a number with too many digits to read. Objects come back as
+    DuplicateKeys, whose `duplicates` names any key given twice (the last value would win)."""
+    try:
+        return json.loads(text, object_pairs_hook=_pairs)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise BadInput("nested too deeply to read") from None
+    except ValueError as exc:  # e.g. an integer over Python's digit limit
+        raise BadInput(f"cannot read a value: {exc}") from None
+
+
+def iter_rows(path: str, problems: list | None = None) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line, streamed: a BOM and CRLF ends are accepted;
+    bytes that are not UTF-8 are an error naming the line (appended to `problems` when given,
+    and the line skipped, so a check can go on to find the rest)."""
+    from vectrixdb.io import open_binary
+
+    with open_binary(path) as fh:
+        for n, raw in enumerate(fh, start=1):
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                message = f"not UTF-8 (byte {exc.start} of the line)"
+                if problems is None:
+                    raise BadInput(f"{path}, line {n}: {message}") from None
+                problems.append((n, message))
+                continue
+            text = text.rstrip("\r\n")
+            if text.strip():
+                yield n, text

@@ -1,0 +1,93 @@
+"""suggest_expected: propose labels for unlabelled questions by searching with what a row says.
+
+A row's question and its reference answer find the right document in different cases: the
+question shares the document's wording, the reference its facts. Searched as one text, in hybrid
+mode, the two propose a right label more often than either alone (benchmarks/suggest_expected.json,
+scripts/suggest_expected_bench.py: on uber_2021's 40 page-labelled questions, k=3, a right page for
+34 of 40, first for 27; the question alone 34 / 19, the reference alone 25 / 15, and in dense mode
+29, 28 and 21). Searching with the reference is a fair way to propose a label and an unfair way to
+score one: nothing is applied, a person keeps the right proposals.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from vectrixdb.errors import BadInput
+from vectrixdb.evaluation.golden.questions import Question
+
+SOURCES = ("joined", "both", "reference", "question")
+FUSE_DEPTH = 10  # each search of a fusion is this deep (or k, when larger) before the two are fused
+
+
+def suggest_expected(db: Any, questions: Any, *, k: int = 3, by: str = "doc", relative: float = 0.8,
+                     using: str = "joined", **search) -> dict[str, list[str]]:
+    """{question id: proposed expected entries}, best first; by="page" proposes `doc#page=N`.
+
+    using: "joined" (default) searches with the question and the reference answer as one text;
+    "both" fuses the search with the question and the one with the reference by reciprocal rank
+    fusion; "reference" searches with the reference answer, "question" with the question (a row
+    with only one of them searches with that one, whatever `using` says). Searches are hybrid by
+    default, the best measured (module docstring); mode=... changes it. Up to `k` hits scoring at least `relative`
+    times the best one are kept: a second document is proposed only when it matches nearly as well
+    as the first (for a fusion the score is the fused one). Changes nothing."""
+    from vectrixdb.evaluation.golden.files import load_questions
+
+    if by not in ("doc", "page"):
+        raise BadInput(f"by must be 'doc' or 'page', not {by!r}")
+    # unlabelled rows are what this is for, so a file is loaded, not held to check_golden
+    questions = load_questions(str(questions)) if isinstance(questions, (str, Path)) else list(questions)
+    out: dict[str, list[str]] = {}
+    for q in questions:
+        labels: list[str] = []
+        hits = ranked(db, q, k, using, **search)
+        for hit in hits:
+            if hit.score < relative * hits[0].score:
+                continue
+            entries = [f"{hit.doc_id}#page={p}" for p in hit.pages] if by == "page" else [hit.doc_id]
+            labels += [e for e in entries if e not in labels]
+        out[q.key()] = labels
+    return out
+
+
+def ranked(db: Any, q: Question, k: int, using: str = "joined", **search) -> list:
+    """The hits a suggestion is drawn from: the first k of the search (or fusion) `using` names."""
+    from vectrixdb.search import fuse
+
+    if using not in SOURCES:
+        raise BadInput(f"using must be one of {', '.join(SOURCES)}, not {using!r}")
+    search.setdefault("mode", "hybrid")
+    question, reference = (q.question or "").strip(), (q.reference or "").strip()
+    if using == "joined":
+        texts = [f"{question} {reference}".strip()]
+    elif using == "question":
+        texts = [question or reference]
+    elif using == "reference":
+        texts = [reference or question]
+    else:
+        texts = [t for t in (question, reference) if t]
+    texts = [t for t in texts if t]
+    if not texts:
+        return []
+    if len(texts) == 1:
+        return db.search(texts[0], k, **search)
+    lists = [db.search(t, max(k, FUSE_DEPTH), **search) for t in texts]
+    by_id = {h.chunk_id: h for hits in reversed(lists) for h in hits}  # the first search's copy wins
+    keys = {cid: n for n, cid in enumerate(by_id)}
+    names = {n: cid for cid, n in keys.items()}
+    fused = fuse([[keys[h.chunk_id] for h in hits] for hits in lists])[:k]
+    return [replace(by_id[names[key]], score=score, rank=rank, score_kind="rrf")
+            for rank, (key, score) in enumerate(fused, start=1)]
+
+
+def suggest_with_passages(db: Any, questions: list[Question], *, k: int = 3, using: str = "joined",
+                          **search) -> list[dict]:
+    """For the review widget: each question with its proposals and the passage that matched."""
+    rows = []
+    for q in questions:
+        hits = ranked(db, q, k, using, **search)
+        rows.append({"key": q.key(), "question": q,
+                     "suggestions": [{"label": h.doc_id, "pages": h.pages, "text": h.text, "score": h.score}
+                                     for h in hits]})
+    return rows

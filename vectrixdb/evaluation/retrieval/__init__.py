@@ -1,0 +1,15 @@
+"""Retrieval measures and reports: how well a retriever finds what the questions expect.
+
+    measures.py   measure families as declarations (name, cut-off rule, inputs, formula)
+    providers.py  kernels that say which families they compute
+    metrics.py    metric_table and the judging every report builds on
+    scoring.py    retrieval_report and evaluate
+    cutoff.py     answer_cutoff: below which score to decline answering
+    sweep.py      sweep: one collection per chunking setting, every question asked
+    pooling.py    pool: unjudged results from several runs, for a person to judge
+    interop.py    TREC run/qrels files, ranx, ir_measures, datasets
+
+A new measure: a `Family` subclass in measures.py (its docstring is its formula) with `@declare`,
+and a kernel in providers.py that names it among the families it computes (a family no provider
+computes is refused, never replaced).
+"""

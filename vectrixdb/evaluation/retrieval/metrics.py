@@ -1,0 +1,227 @@
+"""Ranking measures for runs and qrels: metric_table, and the judging retrieval_report builds on.
+
+What a measure is lives in measures.py (one declaration per family, its formula in its
+docstring); what computes it, in providers.py (RANKED over judged arrays, SPARSE over the ranks
+of the relevant labels of {id: score} runs). This module turns runs into the providers' inputs:
+
+- `judge(rankings, qrels, depth)` -> providers.Judged: results as ids or tuples of the labels they
+  satisfy, in label slots. nDCG is built on label slots on both sides, so the ideal is the best
+  any ranking could do with the same slots: a chunk holding two quotes fills two slots at its
+  rank, and the ideal gets two slots there too. nDCG never exceeds 1, and a ranking that puts
+  every label first scores 1.
+- `_relevant_ranks(runs, qrels, ids)` -> providers.Ranks: each relevant label's rank in an
+  {id: score} run (1 + results scored above it + equal scores with a larger id: trec_eval's order).
+
+Grades are graded relevance (BEIR qrels' 0/1/2): nDCG uses them as gains; the other measures
+count a label as relevant when its grade is above 0. Which queries are scored: metric_table.
+Every name that was public here still imports from here (Measure, Judged, kernel, KERNELS, ...).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from operator import itemgetter
+
+import numpy as np
+
+from vectrixdb.errors import BadInput
+from vectrixdb.evaluation.retrieval.measures import FAMILIES, Family, Measure, declare  # noqa: F401  (public here)
+from vectrixdb.evaluation.retrieval.providers import (PROVIDERS, RANKED, SPARSE, Judged, Kernel, Ranks,  # noqa: F401
+                                            check, f1, hit_rate, mrr, ndcg, precision, recall)
+from vectrixdb.evaluation.retrieval.providers import pad as _pad
+
+KERNELS = RANKED.kernels  # the ranked provider's kernels, by family
+kernel = RANKED.provides  # @kernel("name"): a ranked kernel for a family declared in measures.py
+
+
+def compute(judged: Judged, measures: list[Measure]) -> dict[str, np.ndarray]:
+    """Per-question values of each measure from judged arrays (the RANKED provider); padded to
+    the deepest cut-off. A measure the ranked provider does not compute is refused."""
+    check(measures)
+    depth = max([m.k for m in measures if m.k] + [1])
+    found = _pad(judged.found, depth)
+    slot_end = judged.slot_end
+    if slot_end is not None and slot_end.shape[1] < depth:  # a missing result fills one empty slot
+        extra = slot_end[:, -1:] + np.arange(1, depth - slot_end.shape[1] + 1)
+        slot_end = np.hstack([slot_end, extra])
+    held = judged.judged
+    if held is not None and held.shape[1] < depth:  # no result there: -1 (see providers.Judged)
+        held = np.pad(held, ((0, 0), (0, depth - held.shape[1])), constant_values=-1)
+    j = Judged(judged.gains if slot_end is not None else _pad(judged.gains, depth), found, judged.ideal,
+               judged.n_rel, slot_end, held, judged.n_nonrel)
+    return RANKED.compute(j, measures)
+
+
+def judge(rankings: list[list], qrels: list[dict[str, float]], depth: int) -> Judged:
+    """Arrays from ranked results and {label: grade} per question. A result is a label, or a
+    tuple of the labels it satisfies (an evidence chunk holding two quotes); each label earns once."""
+    n = len(rankings)
+    widest = max((sum(1 for g in q.values() if g > 0) for q in qrels), default=0) or 1
+    ideal_flat: list[float] = []
+    for judged in qrels:
+        positive = sorted((g for g in judged.values() if g > 0), reverse=True)
+        ideal_flat += positive + [0.0] * (widest - len(positive))
+    ideal = np.array(ideal_flat, dtype=float).reshape(n, widest)
+    n_rel = (ideal > 0).sum(axis=1).astype(float)
+    n_nonrel = np.array([sum(1 for g in q.values() if g <= 0) for q in qrels], dtype=float)
+    rankings = [r[:depth] for r in rankings]
+    if all(len(set(r)) == len(r) and not any(isinstance(x, tuple) for x in r) for r in rankings):
+        # plain distinct ids (every run given as a dict): one list of gains, one conversion
+        pad, flat = [0] * depth, []
+        for ranking, judged in zip(rankings, qrels):
+            get = judged.get
+            flat += [get(item, math.nan) for item in ranking]  # NaN: no label judges it
+            flat += pad[: depth - len(ranking)]
+        grades = np.array(flat, dtype=float).reshape(n, depth)
+        held = np.where(np.isnan(grades), 0, np.where(grades > 0, 2, 1))
+        held[np.arange(depth) >= np.array([len(r) for r in rankings])[:, None]] = -1  # no result there
+        gains = np.maximum(np.nan_to_num(grades), 0.0)
+        return Judged(gains, (gains > 0).astype(float), ideal, n_rel, None, held, n_nonrel)
+    slots, found, slot_end = [], np.zeros((n, depth)), np.zeros((n, depth), dtype=int)
+    held = np.full((n, depth), -1)  # judged (2 relevant, 1 grade 0), 0 unjudged, -1 no result
+    for row, (ranking, judged) in enumerate(zip(rankings, qrels)):
+        slots.append(_judge_slow(ranking, judged, found[row], slot_end[row]))
+        for i, item in enumerate(ranking):
+            labels = [x for x in (item if isinstance(item, tuple) else (item,)) if x in judged]
+            held[row, i] = 2 if any(judged[x] > 0 for x in labels) else 1 if labels else 0
+    gains = np.zeros((n, max(len(s) for s in slots) if slots else depth))
+    for row, s in enumerate(slots):
+        gains[row, : len(s)] = s
+    return Judged(gains, found, ideal, n_rel, slot_end, held, n_nonrel)
+
+
+def _judge_slow(ranking: list, judged: dict, found: np.ndarray, slot_end: np.ndarray) -> list[float]:
+    """Fill one question's `found` and `slot_end`; return its slot gains (see providers.Judged)."""
+    seen: set = set()
+    slots: list[float] = []
+    for i in range(len(found)):
+        item = ranking[i] if i < len(ranking) else ()
+        new = []
+        for label in item if isinstance(item, tuple) else (item,):
+            grade = judged.get(label, 0)
+            if grade > 0 and label not in seen:
+                new.append(grade)
+                seen.add(label)
+        found[i] = len(new)
+        slots += sorted(new, reverse=True) or [0.0]
+        slot_end[i] = len(slots)
+    return slots
+
+
+def metric_table(run: dict[str, list[str] | dict[str, float]], qrels: dict[str, dict[str, float]],
+                 measures: list[str]) -> "object":
+    """Per-query measures for a TREC-style run and qrels (dicts), as a pandas DataFrame.
+
+    Which queries are scored follows trec_eval (and so pytrec_eval and ir_measures):
+    - a query of the run with judgement lines is scored, even when every grade is 0: nothing is
+      there to find, so each measure is 0 for it, and it counts in every mean;
+    - a query of the run with no judgement lines (absent from qrels, or {}) is left out and counted
+      as unlabelled: `table.attrs["unlabelled"]` lists them;
+    - a judged query the run does not hold is not scored either (trec_eval without -c):
+      `table.attrs["not_in_run"]` lists them (ir_measures, like trec_eval -c, counts them as 0).
+
+    `run[q]` is a ranked list of ids, or {id: score}: ranked by score, equal scores by id,
+    descending, as trec_eval orders them. A score is a finite number; NaN or an infinity has no
+    place in that order and is a BadInput naming the query and the document. `mrr` without a
+    cut-off reads the whole ranking; `mrr@k` the top k. A measure no provider computes is refused.
+
+    Runs given as {id: score} take the SPARSE provider when it computes every measure asked: only
+    the relevant ids are looked up, so 100,000 queries x 100 results cost little more than reading
+    the scores once. Otherwise they are sorted and judged for the RANKED provider."""
+    import pandas as pd
+
+    parsed = [Measure.parse(m) for m in measures]
+    check(parsed)
+    ids, runs, judged, unlabelled = [], [], [], []
+    for q, ranking in run.items():  # one pass: the queries that have judgements
+        labels = qrels.get(q)
+        if labels:
+            ids.append(q)
+            runs.append(ranking)
+            judged.append(labels)
+        else:
+            unlabelled.append(q)
+    if ids and all(type(r) is dict for r in runs) and SPARSE.computes(parsed):
+        values = SPARSE.compute(_relevant_ranks(runs, judged, ids), parsed)
+    else:
+        rankings = [_ranked(r, q) for q, r in zip(ids, runs)]
+        depth = max([m.k for m in parsed if m.k] + [1])
+        if any(m.k is None for m in parsed):
+            depth = max(depth, max((len(r) for r in rankings), default=1))
+        values = compute(judge(rankings, judged, depth), parsed)
+    table = pd.DataFrame(values, index=pd.Index(ids, name="query"))
+    table.attrs["unlabelled"] = unlabelled
+    table.attrs["not_in_run"] = [q for q, labels in qrels.items() if labels and q not in run]
+    return table
+
+
+def _relevant_ranks(runs: list[dict], qrels: list[dict], ids: list) -> Ranks:
+    """(question index, rank, grade) of every relevant label; rank is inf when it was not returned.
+
+    The scores are read once into one array and padded into a matrix, one row per question;
+    a relevant id's rank is 1 + the results scored above it + the results with an equal score
+    and a larger id (trec_eval's order)."""
+    n = len(runs)
+    lengths = np.fromiter(map(len, runs), np.int64, n)
+    scores = _score_array(runs, ids, int(lengths.sum()))
+    width = int(lengths.max()) if n else 0
+    if n and np.all(lengths == width):
+        matrix = scores.reshape(n, width)
+    else:
+        matrix = np.full((n, max(width, 1)), -np.inf)
+        rows = np.repeat(np.arange(n), lengths)
+        cols = np.arange(len(scores)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        matrix[rows, cols] = scores
+    positive = [(i, label, g) for i, judged in enumerate(qrels) for label, g in judged.items() if g > 0]
+    labels = [label for _, label, _ in positive]
+    qi_a = np.fromiter((i for i, _, _ in positive), np.int64, len(positive))
+    grade_a = np.fromiter((g for _, _, g in positive), np.float64, len(positive))
+    score_a = np.fromiter((runs[i].get(label, np.nan) for i, label, _ in positive), np.float64, len(positive))
+    rank = np.full(len(qi_a), np.inf)
+    returned = ~np.isnan(score_a)  # scores are finite, so NaN only marks a label not returned
+    chunk = max(1, 2_000_000 // max(width, 1))  # compare in slices: never more than ~2M cells at once
+    for a in range(0, len(qi_a), chunk):
+        sl = slice(a, a + chunk)
+        rows, s = matrix[qi_a[sl]], score_a[sl][:, None]
+        above = (rows > s).sum(axis=1)
+        tied = (rows == s).sum(axis=1) - 1
+        rank[sl] = np.where(returned[sl], above + 1.0, np.inf)
+        for j in np.flatnonzero((tied > 0) & returned[sl]) + a:  # equal scores: larger ids first
+            me, ranking = labels[j], runs[qi_a[j]]
+            rank[j] += sum(1 for doc, v in ranking.items() if float(v) == score_a[j] and doc > me)
+    return Ranks(qi_a, rank, grade_a, n)
+
+
+def _score_array(runs: list[dict], ids: list, total: int) -> np.ndarray:
+    """Every score of the runs in one array; a score that is not a finite number is named."""
+    try:
+        scores = np.fromiter(itertools.chain.from_iterable(map(dict.values, runs)), np.float64, total)
+        if np.isfinite(scores).all():
+            return scores
+    except (TypeError, ValueError):
+        pass
+    for q, ranking in zip(ids, runs):
+        _check_scores(q, ranking)
+    raise AssertionError("unreachable: _check_scores names the bad score")
+
+
+def _check_scores(q, scores: dict) -> None:
+    """Every score reads as a finite float (as NumPy reads the sparse path's), else BadInput naming it."""
+    for doc, v in scores.items():
+        try:
+            ok = math.isfinite(float(v))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise BadInput(f"run[{q!r}][{doc!r}] = {v!r}: a score must be a finite number "
+                           "(NaN and infinity have no place in a ranking by score)")
+
+
+def _ranked(entry, q=None) -> list[str]:
+    """Ids by score, highest first; equal scores by id, descending, as trec_eval orders them."""
+    if isinstance(entry, dict):
+        _check_scores(q, entry)
+        items = sorted(((d, float(v)) for d, v in entry.items()), reverse=True)  # id descending...
+        items.sort(key=itemgetter(1), reverse=True)  # ...kept within equal scores (the sort is stable)
+        return [d for d, _ in items]
+    return list(entry)

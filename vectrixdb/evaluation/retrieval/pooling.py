@@ -1,0 +1,245 @@
+"""pool: the results nobody judged, from several runs, for a person to judge first what matters most.
+
+TREC builds its judgements by pooling (Voorhees & Harman, "TREC", 2005): the top `depth` results
+of every run are merged and each result not yet judged is put in front of an assessor. Here a
+result is judged when one of the question's labels names it at the pool's grain, relevant or of
+grade 0 (judged not relevant, the golden format's `{"a.pdf#page=3": 0}`); at by="page" a page of
+a document the row labels as a whole is judged too. Everything else in any run's top `depth` is
+pooled, with the runs that found it and their ranks, ordered by how many runs found it (more
+first), then by its best rank, then by question, so judging from the top covers first what moves
+the most measures.
+
+A run is a retrieval Report (its frame's `retrieved` ids, read to the largest k it kept), a
+retriever (a Vectrix, a principal's view or a callable `query -> results`, searched here to
+`depth`), or {question key: ranked ids at the grain}. At by="page" a chunk's pages come from its
+hit, or from `collection` for bare chunk ids.
+
+`review(report, db, questions)` hands the pooled rows to LabelReview; `merge(review, questions)`
+turns its decisions into graded labels (accepted ones grade 1, the others of an accepted or
+rejected row grade 0, undecided rows unchanged). `draft_rows` writes the pooled labels as draft
+rows (grade 1 each, `draft: true`) for anyone who edits the file by hand.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping
+
+from vectrixdb.errors import BadInput
+from vectrixdb.evaluation.golden import labels as L
+from vectrixdb.evaluation.golden.questions import Question, label_document, provenance, split_label
+from vectrixdb.evaluation.golden.files import questions_of
+from vectrixdb.evaluation.runs.report import KINDS, Kind, Report, now, register
+
+DEPTH = 10
+if "pool" not in KINDS:  # report.py registers it, so that a saved pool loads before this module is imported
+    register(Kind("pool", "retrieval", "vectrixdb.evaluation.retrieval.pooling:pool_plot", questions=None))
+GRAINS = ("doc", "page", "chunk")
+
+
+def pool(runs: Mapping[str, Any], questions: Any, *, depth: int = DEPTH, by: str = "doc",
+         collection: Any = None) -> Report:
+    """The unjudged results in the top `depth` of each run, one row per (question, result):
+    `found_by` (run names, best rank first), `runs` (how many), `best_rank` and `ranks`."""
+    import pandas as pd
+
+    started = now()
+    if by not in GRAINS:
+        raise BadInput(f"pool judges {', '.join(GRAINS)}; not by={by!r}")
+    if not isinstance(runs, Mapping) or not runs:
+        raise BadInput("runs: give {name: run} with at least one run (a retrieval Report, a retriever, or "
+                       "{question key: ranked ids})")
+    depth = int(depth)
+    if depth < 1:
+        raise BadInput(f"depth counts results from 1, not {depth}")
+    golden, questions = questions, questions_of(questions, collection)
+    inputs = provenance(golden, questions, collection)
+    warnings: list[str] = []
+    found: dict[tuple[str, str], dict[str, int]] = {}
+    contributed = {}
+    for name, run in runs.items():
+        ranked = _ranked(str(name), run, questions, depth, by, collection, warnings)
+        mine = 0
+        for q in questions:
+            judged = _judged(q, by)
+            for rank, label in enumerate(ranked.get(q.key(), [])[:depth], 1):
+                if not judged(label):
+                    ranks = found.setdefault((q.key(), label), {})
+                    mine += not ranks
+                    ranks.setdefault(str(name), rank)
+        contributed[str(name)] = mine
+    order = {q.key(): i for i, q in enumerate(questions)}
+    text = {q.key(): q.question for q in questions}
+    rows = [{"id": key, "question": text[key], "label": label,
+             "found_by": sorted(ranks, key=ranks.get), "runs": len(ranks), "best_rank": min(ranks.values()),
+             "ranks": dict(sorted(ranks.items(), key=lambda kv: kv[1]))}
+            for (key, label), ranks in found.items()]
+    rows.sort(key=lambda r: (-r["runs"], r["best_rank"], order[r["id"]], r["label"]))
+    columns = ["id", "question", "label", "found_by", "runs", "best_rank", "ranks"]
+    frame = pd.DataFrame(rows, columns=columns)
+    values = {"by": by, "depth": depth, "runs": list(contributed), "questions": len(questions),
+              "pooled": len(rows), "pooled_questions": len({r["id"] for r in rows}), "first_found": contributed,
+              "order": "found by more runs first, then best rank, then question order",
+              "warnings": warnings}
+    return Report("pool", values, frame, started=started, meta=inputs)
+
+
+def _judged(q: Question, by: str):
+    """label -> True when a label of the row (any grade) judges it at this grain."""
+    labels = set(L.qrel(q, by))
+    whole = {label for label in q.expected if label == label_document(label)}
+    if by == "page":
+        return lambda label: label in labels or split_label(label)[0] in whole
+    return lambda label: label in labels
+
+
+def _ranked(name: str, run: Any, questions: list[Question], depth: int, by: str, collection: Any,
+            warnings: list[str]) -> dict[str, list[str]]:
+    """{question key: ranked labels at the grain} of one run."""
+    if isinstance(run, Report):
+        if run.kind != "retrieval" or run.frame is None:
+            raise BadInput(f"run {name!r}: a {run.kind} report without a per-question frame cannot be pooled; give a "
+                           "retrieval report")
+        if run["by"] != by and not (by == "page" and run["by"] == "chunk"):
+            raise BadInput(f"run {name!r} was judged by={run['by']!r}; pool it by={run['by']!r} or rerun it by={by!r}")
+        kept = max(run["k"])
+        if kept < depth:
+            warnings.append(f"run {name!r} kept its top {kept} only (its largest k), not {depth}: pooled to {kept}")
+        results = {key: [L.as_result(x, i + 1) for i, x in enumerate(_ids(ids))]
+                   for key, ids in run.frame["retrieved"].items()}
+    elif isinstance(run, Mapping):
+        results = {str(key): [L.as_result(x, i + 1) for i, x in enumerate(ids)] for key, ids in run.items()}
+    else:
+        from vectrixdb.evaluation.retrieval.scoring import DEPTH_FACTOR, _is_collection, _retriever
+
+        search = _retriever(run, {})
+        collection = collection if collection is not None else run if _is_collection(run) else None
+        results = {q.key(): L.distinct([L.as_result(x, i + 1) for i, x in
+                                        enumerate(search(q.question, depth * (DEPTH_FACTOR if by == "doc" else 1)))])[0]
+                   for q in questions}
+    if by == "page" and collection is not None:
+        keys = list(results)
+        results = dict(zip(keys, L.with_pages([results[k] for k in keys], collection)))
+    out = {key: _labels(res, by) for key, res in results.items()}
+    if by == "page" and any(res and not labels for res, labels in zip(results.values(), out.values())):
+        warnings.append(f"run {name!r}: some results name no page and are not pooled by='page'; give the collection "
+                        "(collection=db) so chunk ids take their pages")
+    return out
+
+
+def _ids(ids: Any) -> list:
+    """A frame's ranked ids; a report loaded back from questions.csv holds them as a list's text."""
+    import ast
+
+    return list(ast.literal_eval(ids)) if isinstance(ids, str) else list(ids)
+
+
+def _labels(results: list[L.Result], by: str) -> list[str]:
+    if by == "doc":
+        return list(dict.fromkeys(r.doc_id for r in results))
+    if by == "chunk":
+        return list(dict.fromkeys(r.chunk_id for r in results))
+    return list(dict.fromkeys(f"{r.doc_id}#page={p}" for r in results for p in r.pages))
+
+
+def review_rows(report: Report, questions: Any, db: Any = None) -> list[dict]:
+    """The pooled results as LabelReview rows (one per question, its pooled labels in pool order;
+    `score` is the share of the runs that found each; `text` the page, chunk or document opening
+    from `db` when given)."""
+    by_key = {q.key(): q for q in questions_of(questions, db)}
+    n_runs = max(len(report["runs"]), 1)
+    rows: dict[str, dict] = {}
+    for r in report.frame.to_dict("records"):
+        row = rows.setdefault(r["id"], {"key": r["id"], "question": by_key[r["id"]], "suggestions": []})
+        doc, page = split_label(r["label"])
+        row["suggestions"].append({"label": r["label"], "pages": (page,) if page else (), "score": r["runs"] / n_runs,
+                                   "text": _text(db, r["label"]) if db is not None else ""})
+    return list(rows.values())
+
+
+def _text(db: Any, label: str) -> str:
+    doc, page = split_label(label)
+    if "::" in doc and label not in {d["doc_id"] for d in db.documents()}:
+        from vectrixdb.evaluation.golden.label_check import chunks_of
+
+        return next((c["text"] for c in chunks_of(db, [label_document(doc)]) if c["chunk_id"] == doc), "")
+    document = db.document(doc)
+    if document is None:
+        return ""
+    if page is None:
+        return document.markdown[:1200]
+    return next((document.markdown[p.start:p.end] for p in document.pages if p.number == page), "")
+
+
+def review(report: Report, db: Any, questions: Any, *, autosave: str | None = None):
+    """A LabelReview over the pooled results (accept what is relevant, reject the rest); turn its
+    decisions into labels with merge()."""
+    from vectrixdb.widgets import LabelReview
+
+    widget = LabelReview(db, [], k=1)
+    widget.rows = review_rows(report, questions, db)
+    if autosave:
+        widget.resume(autosave)
+    return widget
+
+
+def merge(widget: Any, questions: Any) -> list[Question]:
+    """Questions with a review's decisions added as graded labels: the labels a person kept grade
+    1, the row's other pooled labels grade 0 (judged not relevant); a rejected row grades all of
+    them 0; an undecided row adds nothing. A label the row already grades keeps its grade."""
+    decided = {widget.rows[i]["key"]: (kind, labels, widget.rows[i]) for i, (kind, labels) in widget.decisions.items()}
+    out = []
+    for q in questions_of(questions):
+        if q.key() not in decided:
+            out.append(q)
+            continue
+        kind, kept, row = decided[q.key()]
+        graded = dict(q.graded())
+        for label in [*kept, *(s["label"] for s in row["suggestions"])]:
+            graded.setdefault(label, 1.0 if label in kept else 0.0)
+        out.append(replace(q, id=q.id or q.key(), expected={label: _number(g) for label, g in graded.items()},
+                           grades=(), draft=False))
+    return out
+
+
+def draft_rows(report: Report, questions: Any) -> list[Question]:
+    """Each question with pooled results, its pooled labels added at grade 1 and `draft: true`
+    (nobody has judged them yet: check_golden notes drafts, reports warn of them)."""
+    pooled: dict[str, list[str]] = {}
+    for key, label in zip(report.frame["id"], report.frame["label"]):
+        pooled.setdefault(key, []).append(label)
+    out = []
+    for q in questions_of(questions):
+        if q.key() in pooled:
+            graded = dict(q.graded())
+            for label in pooled[q.key()]:
+                graded.setdefault(label, 1.0)
+            q = replace(q, id=q.id or q.key(), expected={label: _number(g) for label, g in graded.items()}, grades=(),
+                        draft=True)
+        out.append(q)
+    return out
+
+
+def _number(grade: float) -> int | float:
+    return int(grade) if float(grade).is_integer() else grade
+
+
+def pool_plot(report: Report, ax=None):
+    """Per run: the pooled results it found, split into those no other run found and the shared."""
+    from vectrixdb.plotting import _figure
+
+    fig, ax = _figure(ax)
+    names = list(report["runs"])
+    rows = report.frame.to_dict("records") if report.frame is not None else []
+    alone = [sum(1 for r in rows if r["found_by"] == [n]) for n in names]
+    shared = [sum(1 for r in rows if n in r["found_by"] and len(r["found_by"]) > 1) for n in names]
+    ax.barh(names, alone, label="found by this run only")
+    ax.barh(names, shared, left=alone, label="found by other runs too", alpha=0.6)
+    ax.invert_yaxis()
+    ax.set_xlabel("unjudged results in the pool")
+    ax.set_title(f"pool to depth {report['depth']} by {report['by']}: {report['pooled']} unjudged results over "
+                 f"{report['pooled_questions']} of {report['questions']} questions")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
+    return fig

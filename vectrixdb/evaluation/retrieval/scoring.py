@@ -1,0 +1,373 @@
+"""retrieval_report and evaluate: how well a retriever finds what your questions expect.
+
+`target` is a Vectrix (its search() is called with the options given), a principal's view, or any
+callable `query -> list` of ids, dicts or hits, so a LangChain or LlamaIndex retriever is one
+lambda away. Each question is searched once, `depth` deep (100 by default; at by="doc" three
+times as many chunks, to fill `depth` distinct documents), and everything is read from that one
+ranking: the metrics at each k, the reciprocal rank to `depth` (reported as `mrr`, named
+`mrr@<depth>` in the frame; `report["depth"]` says the depth) and, for a miss, the rank where the
+first right result came after all.
+
+What a report will not do silently: labels that do not fit the grain (by="page" with no page
+labels, by="chunk" on a retriever that returns no chunk ids, by="evidence" with no evidence), a
+run in which no retrieved id ever matches an expected one, and draft rows are each said in
+`report["warnings"]`; by="chunk" without chunk ids is refused (every metric None, with a reason).
+Judgement holes: `unjudged@k` (frame, per question; `report["unjudged"]` over all the
+questions' top-k results together) is the share of the top k results at the report's grain
+that no label judges, neither relevant nor grade 0 (a "miss" there may be a right answer nobody
+labelled); `ndcg_judged@k` (condensed nDCG: unjudged results dropped) and `bpref` (to `depth`,
+`bpref@<depth>` in the frame) score the judged results only (measures.py has the formulas);
+pooling.pool collects the unjudged results of several runs for a person to judge.
+Intervals: recall@k, ndcg@k and mrr carry 95% percentile-bootstrap intervals over questions
+(`report["ci"]`), so two setups whose intervals overlap widely are not told apart by these
+questions.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from vectrixdb.errors import BadInput, BadType
+from vectrixdb.evaluation.golden import labels as L
+from vectrixdb.evaluation.golden.questions import Question, cutoffs, provenance
+from vectrixdb.evaluation.golden.files import questions_of
+from vectrixdb.evaluation.golden.label_check import refuse_bad_labels
+from vectrixdb.evaluation.retrieval.metrics import Measure, compute, judge
+from vectrixdb.evaluation.runs.report import Report, now, set_name
+from vectrixdb.evaluation.runs.stats import bootstrap_interval
+
+DEPTH = 100
+DEPTH_FACTOR = 3
+FAMILIES = ("recall", "precision", "f1", "ndcg", "hit_rate")
+HOLES = ("ndcg_judged", "unjudged")  # judgement holes, at each k (bpref is read to depth, as mrr)
+WITH_CI = ("recall", "ndcg")
+
+
+def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
+    if hasattr(target, "search") and hasattr(target, "documents"):
+        return lambda query, n: target.search(query, n, **search)  # a Vectrix or a principal's view
+    if callable(target):
+        if search:
+            raise BadInput(f"search options {sorted(search)} only apply to a Vectrix target")
+        return lambda query, n: target(query)
+    invoke = getattr(target, "invoke", None)  # a LangChain retriever object
+    if invoke is not None:
+        return lambda query, n: invoke(query)
+    raise BadType(f"target must be a Vectrix or a callable query -> results, not {type(target).__name__}")
+
+
+def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3, 5, 10),
+                     by: str = "doc", *, depth: int = DEPTH, save_to: str | None = None, progress: bool = False,
+                     confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, collection: Any = None,
+                     **search) -> Report:
+    """recall@k, precision@k, f1@k, ndcg@k, hit_rate@k and mrr (reciprocal rank to `depth`) over the
+    labelled questions (a golden file's path or Questions), with 95% intervals, a per-question
+    frame, the misses, Vecta's set-based levels (in the frame named with the largest k they were
+    read at: `doc_precision@10`, `page_f1@10`) and warnings. See labels.py for what counts as
+    right at each grain and metrics.py for the definitions.
+
+    `collection` (the target itself when it is a Vectrix): a retriever that returns bare chunk ids
+    takes their pages and text from it, and every label is checked against it. A label that names
+    what the collection does not hold exactly (another case, a misspelt page anchor, a page past the
+    document's last, an unknown document) stops the report with BadInput listing every such row
+    and a did-you-mean, rather than scoring it as a miss; a misspelt `#` anchor stops it even
+    without a collection."""
+    from tqdm.auto import tqdm
+
+    started = now()
+    ks = cutoffs(k)
+    if by not in L.GRAINS:
+        raise BadInput(f"unknown grain by={by!r}; choose one of {', '.join(L.GRAINS)}")
+    depth = max(int(depth), ks[-1])
+    held = collection if collection is not None else target if _is_collection(target) else None
+    golden, questions = questions, questions_of(questions, held)
+    inputs = provenance(golden, questions, target)
+    scored = [q for q in questions if q.labelled and L.qrel(q, by)]
+    refuse_bad_labels(scored, held)
+    values: dict[str, Any] = {"by": by, "k": ks, "depth": depth, "questions": len(scored),
+                              "unlabelled": len(questions) - len(scored),
+                              "search": {key: str(v) for key, v in search.items()}, "warnings": _label_warnings(scored, by)}
+    if not scored:
+        return _undefined(values, f"no labelled questions to score ({values['unlabelled']} without labels)", started,
+                          inputs)
+    run = _retriever(target, search)
+    _load_model(target, search)
+    results, latency = [], []
+    for q in tqdm(scored, desc="searching", unit="q", disable=not progress):
+        start = time.perf_counter()
+        raw = run(q.question, depth * (DEPTH_FACTOR if by == "doc" else 1))
+        latency.append((time.perf_counter() - start) * 1000)
+        results.append([L.as_result(r, i + 1) for i, r in enumerate(raw)])
+    results, repeats = zip(*(L.distinct(res) for res in results))
+    results = L.with_pages(list(results), held) if held is not None else list(results)
+    results, notes = _match_file_names(scored, results)
+    values["warnings"] += notes + _result_warnings(scored, results, sum(repeats), by, held)
+    if by == "chunk" and all(r.chunk_id == r.doc_id for res in results for r in res):
+        return _undefined(values, "by='chunk' needs results with chunk ids; this retriever returned document ids only",
+                          started, inputs)
+    paged = any(r.pages for res in results for r in res)
+    if by == "page" and not paged and any(results) and any(q.pages for q in scored):
+        return _undefined(values, NEEDS_PAGES, started, inputs)
+    ranked = [L.units(q, res, by)[:depth] for q, res in zip(scored, results)]
+    judged = judge(ranked, [L.qrel(q, by) for q in scored], depth)
+    measures = [Measure(f, x) for f in (*FAMILIES, *HOLES) for x in ks] + [Measure("mrr", depth),
+                                                                         Measure("bpref", depth)]
+    per_q = compute(judged, measures)
+    values["warnings"] += _match_warnings(scored, results, judged, by)
+    for family in FAMILIES:
+        values[family] = {x: float(per_q[f"{family}@{x}"].mean()) for x in ks}
+    values["mrr"] = float(per_q[f"mrr@{depth}"].mean())
+    values["ndcg_judged"] = {x: float(per_q[f"ndcg_judged@{x}"].mean()) for x in ks}
+    values["bpref"] = float(per_q[f"bpref@{depth}"].mean())
+    values["unjudged"] = {x: _unjudged(judged.judged, x) for x in ks}
+    ci = lambda name: bootstrap_interval(per_q[name], confidence, n_resamples, seed)  # noqa: E731
+    values["ci"] = {"confidence": confidence, "method": f"percentile bootstrap over questions, {n_resamples} resamples",
+                    **{f: {x: ci(f"{f}@{x}") for x in ks} for f in WITH_CI}, "mrr": ci(f"mrr@{depth}")}
+    values["latency_ms"] = {"median": statistics.median(latency), "p95": float(np.percentile(latency, 95))}
+    first = _first_right(judged.found)
+    read = [L.chunks_read(res, by, ks[-1]) for res in results]
+    per_levels = [L.levels(q, chunks) | ({} if paged else {"page": None}) for q, chunks in zip(scored, read)]
+    values["misses"] = _misses(scored, results, first, ks[-1])
+    values["levels"] = _mean_levels(per_levels)
+    frame = _frame(scored, results, per_q, per_levels, first, latency, by, ks[-1])
+    report = Report("retrieval", values, frame, started=started, meta=inputs)
+    if save_to:
+        report.save(save_to)
+    return report
+
+
+NEEDS_PAGES = ("page level needs pages: return hits or give the collection (collection=db); the results name no "
+               "page, so no page label can be found and page figures are left undefined, not 0")
+
+
+def _is_collection(target: Any) -> bool:
+    return hasattr(target, "documents") and hasattr(target, "document") and hasattr(target, "chunks")
+
+
+def _result_warnings(scored, results, repeats: int, by: str, held: Any) -> list[str]:
+    out = []
+    if repeats:
+        out.append(f"{repeats} result(s) repeated a chunk already returned for the same question; each chunk is read "
+                   "once, at its first rank")
+    flat = [r for res in results for r in res]
+    bare = sum(not r.pages for r in flat)
+    if flat and bare and any(q.pages for q in scored) and not (by == "page" and bare == len(flat)):
+        out.append(NEEDS_PAGES if bare == len(flat) else
+                   f"{bare} of {len(flat)} results name no page and earn no page credit; page level needs pages: "
+                   "return hits or give the collection")
+    if by == "evidence" and flat and not any(r.text for r in flat):
+        out.append("evidence level needs text: return hits or give the collection; no result carries text, so no "
+                   "quote can be found")
+    return out
+
+
+def _load_model(target: Any, search: dict) -> None:
+    """Load a store's embedding model before the clock starts: latency is search time, not the
+    model's first load (a few seconds once per process)."""
+    embedder = getattr(target, "embedder", None)
+    if callable(embedder) and search.get("mode", "dense") != "keyword":
+        try:
+            getattr(embedder(search.get("vectors") or "default"), "model", None)
+        except Exception:  # noqa: BLE001 - an unknown space is search()'s error to give, with its message
+            pass
+
+
+def _undefined(values: dict, reason: str, started: float, inputs: dict) -> Report:
+    values.update({f: None for f in (*FAMILIES, *HOLES, "mrr", "bpref")})
+    values.update({"ci": None, "misses": [], "levels": None, "reason": reason})
+    if reason not in values["warnings"]:
+        values["warnings"].append(reason)
+    return Report("retrieval", values, None, started=started, meta=inputs)
+
+
+def _label_warnings(scored: list[Question], by: str) -> list[str]:
+    out = []
+    drafts = sum(q.draft for q in scored)
+    if drafts:
+        out.append(f"{drafts} of {len(scored)} rows are drafts nobody has checked yet; their labels may be wrong")
+    if by == "page" and scored and not any(q.pages for q in scored):
+        out.append("by='page' but no row names a page: every row expects whole documents, so any page of one counts "
+                   "and the figures are document figures at chunk depth")
+    if by == "chunk" and scored and not any("::" in label for q in scored for label in q.expected):
+        out.append("by='chunk' but no row names a chunk id (such as 'report.pdf::12'): a label naming a document or "
+                   "a page matches only a result whose chunk id is that same string; use by='doc' or by='page'")
+    if by == "evidence":
+        without = sum(not q.evidence for q in scored)
+        if without == len(scored) and scored:
+            out.append("by='evidence' but no row has evidence: every row is judged by its pages instead")
+        elif without:
+            out.append(f"{without} of {len(scored)} rows have no evidence and are judged by their pages")
+    return out
+
+
+def _match_file_names(scored: list[Question], results: list[list[L.Result]]) -> tuple[list, list[str]]:
+    """Results that name a document by a path (a LangChain `source`) match an expected id by file name."""
+    expected = {d for q in scored for d in q.documents}
+    renamed: dict[str, str] = {}
+    out = []
+    for res in results:
+        row = []
+        for r in res:
+            name = os.path.basename(r.doc_id.rstrip("/\\"))
+            if r.doc_id not in expected and name != r.doc_id and name in expected:
+                renamed.setdefault(r.doc_id, name)
+                r = r._replace(doc_id=name)
+            row.append(r)
+        out.append(row)
+    if not renamed:
+        return results, []
+    path, name = next(iter(renamed.items()))
+    return out, [f"{len(renamed)} retrieved document name(s) are paths, matched to expected ids by file name "
+                 f"(e.g. {path!r} -> {name!r})"]
+
+
+def _match_warnings(scored, results, judged, by: str) -> list[str]:
+    if judged.found.any() or not any(results):
+        return [] if any(results) else ["the retriever returned nothing for every question"]
+    got = next(r for res in results for r in res)
+    shown = got.doc_id if by in ("doc", "page") else got.chunk_id
+    return [f"no retrieved result matched any expected label over the whole set: the ids may not be the same names "
+            f"(e.g. retrieved {shown!r}, expected {scored[0].expected[0]!r})"]
+
+
+def _unjudged(held: np.ndarray, k: int) -> float | None:
+    """The share of all questions' top-k results that no label judges; None when none was returned."""
+    top = held[:, :k]
+    returned = int((top >= 0).sum())
+    return float((top == 0).sum() / returned) if returned else None
+
+
+def _first_right(found: np.ndarray) -> list[int | None]:
+    rel = found > 0
+    return [int(row.argmax()) + 1 if row.any() else None for row in rel]
+
+
+def _misses(scored, results, first, k: int) -> list[dict]:
+    out = []
+    for q, res, rank in zip(scored, results, first):
+        if rank is not None and rank <= k:
+            continue
+        out.append({"id": q.key(), "question": q.question, "expected": list(q.expected),
+                    "got": [{"doc_id": r.doc_id, "chunk_id": r.chunk_id, "pages": list(r.pages), "score": r.score,
+                             "text": r.text[:200]}
+                            for r in res[:3]],
+                    "first_right_rank": rank})
+    return out
+
+
+def _mean_levels(rows: list[dict]) -> dict:
+    out = {}
+    for level in ("doc", "page", "chunk"):
+        present = [r[level] for r in rows if r[level] is not None]
+        out[level] = ({m: float(np.mean([p[m] for p in present])) for m in ("precision", "recall", "f1")}
+                      if present else None)
+    return out
+
+
+def _retrieved(results: list, by: str, k: int) -> dict[str, list]:
+    """The ids a question got at its grain (documents at doc grain, at their best chunk's score;
+    chunk ids otherwise), the first k, with the retriever's scores (None where it gave none)."""
+    if by == "doc":
+        best: dict[str, float | None] = {}
+        for r in results:
+            best.setdefault(r.doc_id, r.score)
+        ids = list(best)[:k]
+        return {"retrieved": ids, "scores": [best[d] for d in ids]}
+    return {"retrieved": [r.chunk_id for r in results[:k]], "scores": [r.score for r in results[:k]]}
+
+
+def _frame(scored, results, per_q, per_levels, first, latency, by, k):
+    import pandas as pd
+
+    rows = []
+    for n, (q, res) in enumerate(zip(scored, results)):
+        level_cols = {set_name(level, m, k): (per_levels[n][level] or {}).get(m, float("nan"))
+                      for level in ("doc", "page", "chunk") for m in ("precision", "recall", "f1")}
+        rows.append({"id": q.key(), "question": q.question, "grain": L.judged_by(q, by),
+                     "expected": sorted(L.qrel(q, by)), "expected_n": len(L.qrel(q, by)), "first_right": first[n],
+                     "latency_ms": latency[n],
+                     **_retrieved(res, by, k),
+                     **{name: float(v[n]) for name, v in per_q.items()}, **level_cols})
+    return pd.DataFrame(rows).set_index("id")
+
+
+def evaluate(db: Any, questions: Any, *, k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
+             modes: Sequence[str] = ("dense", "keyword", "hybrid"), rerank: Sequence[Any] = (),
+             vectors: Sequence[str] | None = None, depth: int = DEPTH, save_to: str | None = None,
+             progress: bool = True) -> Report:
+    """Every way the collection can be searched, side by side: modes x rerankers (none, plus those
+    given) x the vector spaces it holds, with median and p95 latency per query, 95% intervals on
+    nDCG, recall and MRR, and three picks.
+
+    The picks, ranked by nDCG at the largest k, then MRR:
+    - best: the highest quality; what to ship when latency is not the constraint.
+    - fastest_close: the fastest setup within one point (0.01) of the best - a point of nDCG is
+      within the noise of a few hundred questions, a several-fold latency gap is not.
+    - best_per_ms: the most quality per millisecond of median latency, for a tight budget.
+    Each row's `ci` holds its intervals; where the best's interval overlaps another's, the
+    questions cannot tell the two apart (the report's `warnings` says how many such setups).
+    """
+    import pandas as pd
+
+    started = now()
+    golden, questions = questions, questions_of(questions, db)
+    inputs = provenance(golden, questions, db)
+    ks = cutoffs(k)
+    spaces = list(vectors) if vectors is not None else sorted(db.spaces)
+    setups = []
+    for mode in modes:
+        for space in spaces if mode != "keyword" else [spaces[0] if spaces else None]:
+            for rr in [None, *rerank]:
+                setups.append({"mode": mode, "vectors": space if mode != "keyword" else None, "rerank": rr})
+    rows, reports = [], []
+    quality, top = f"ndcg@{ks[-1]}", ks[-1]
+    for setup in setups:
+        options = {key: v for key, v in setup.items() if v is not None}
+        rep = retrieval_report(db, questions, ks, by, depth=depth, progress=progress, **options)
+        reports.append(rep)
+        if rep["ndcg"] is None:
+            return Report("evaluate", {"by": by, "k": ks, "questions": rep["questions"], "setups": len(setups),
+                                       "best": None, "reason": rep["reason"], "warnings": rep["warnings"]},
+                          None, started=started, meta=inputs)
+        ci = rep["ci"]
+        rows.append({"mode": setup["mode"], "vectors": setup["vectors"] or "-", "rerank": _name(setup["rerank"]),
+                     quality: rep["ndcg"][top], f"{quality} low": _end(ci["ndcg"][top], 0),
+                     f"{quality} high": _end(ci["ndcg"][top], 1), "mrr": rep["mrr"],
+                     "mrr low": _end(ci["mrr"], 0), "mrr high": _end(ci["mrr"], 1),
+                     f"recall@{top}": rep["recall"][top], f"recall@{top} low": _end(ci["recall"][top], 0),
+                     f"recall@{top} high": _end(ci["recall"][top], 1), f"recall@{ks[0]}": rep["recall"][ks[0]],
+                     "median_ms": rep["latency_ms"]["median"], "p95_ms": rep["latency_ms"]["p95"]})
+    frame = pd.DataFrame(rows)
+    frame = frame.sort_values([quality, "mrr", "median_ms"], ascending=[False, False, True]).reset_index(drop=True)
+    best = frame.iloc[0]
+    close = frame[frame[quality] >= best[quality] - 0.01].sort_values("median_ms").iloc[0]
+    per_ms = frame.assign(q_per_ms=frame[quality] / frame["median_ms"].clip(lower=1e-3)).sort_values(
+        "q_per_ms", ascending=False).iloc[0]
+    pick = lambda row: {c: (row[c].item() if hasattr(row[c], "item") else row[c]) for c in frame.columns}  # noqa: E731
+    warnings = list(dict.fromkeys(w for rep in reports for w in rep["warnings"]))
+    low = best[f"{quality} low"]
+    within = int((frame[f"{quality} high"].iloc[1:] >= low).sum()) if low is not None else 0
+    if within:
+        warnings.append(f"{within} other setup(s) have {quality} intervals reaching the best's: these questions "
+                        "cannot tell them apart")
+    values = {"by": by, "k": ks, "depth": max(depth, top), "questions": reports[0]["questions"],
+              "setups": len(setups), "best": pick(best), "fastest_close": pick(close), "best_per_ms": pick(per_ms),
+              "warnings": warnings}
+    report = Report("evaluate", values, frame, started=started, meta=inputs)
+    if save_to:
+        report.save(save_to)
+    return report
+
+
+def _end(interval: list[float] | None, side: int) -> float | None:
+    return None if interval is None else interval[side]
+
+
+def _name(rerank: Any) -> str:
+    if rerank is None:
+        return "-"
+    return rerank if isinstance(rerank, str) else getattr(rerank, "__name__", type(rerank).__name__)

@@ -1,0 +1,16 @@
+"""Runs and experiments: the Report every verb returns, where it is saved, and what compares runs.
+
+    report.py       Report, the report kinds (Kind, register) and the report.json contract
+    saved.py        a saved report.json checked where it is read
+    store.py        saved runs in a folder: LiveRun, list_runs, load_run
+    progress.py     a running run's per-question progress lines
+    stats.py        exact paired tests and intervals over questions
+    paired.py       two runs side by side (loaded, per-question tables, shared measures)
+    experiments.py  compare_runs: did B beat A?
+    power.py        questions_needed: can these questions tell two setups apart?
+    ppi.py          ppi_mean: a judged mean from many model and a few human verdicts
+    pipeline.py     run_evaluation: a whole pipeline's evaluation with a saved lifecycle
+
+A new report kind: one `register(Kind(...))` in report.py (or beside the verb that makes it); runs,
+the dashboard (server/) and the certificate (export/) read kinds from KINDS.
+"""

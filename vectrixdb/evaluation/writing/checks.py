@@ -1,0 +1,190 @@
+"""Step 3 of write_golden: the checks no model makes, each with the reason a draft is sent back.
+
+- Evidence is chosen, not copied (evaluation.writing.spans): the model names numbered sentences and each
+  quote is that sentence's own text, on its own page, so the page `expected` names is the page that
+  answers. `pick` sends a draft back for a number that was not shown ("no such sentence"), a
+  sentence under quote_words words ("quote too short"), or an answer whose figures (numbers of two
+  digits or more) none of its chosen sentences hold ("answer not in its sentences"); each quote is
+  then still looked for in its passage word for word (whitespace, case and Markdown marks folded,
+  as check_golden folds them: labels.normal), which by construction it is.
+- Copying: the longest run of consecutive words the question shares with its passages (words are
+  runs of letters and digits after folding). Sent back when that run is copy_run words or more, or
+  is at least copy_share of the question's words and at least copy_min words long.
+- Pointing: "the passage", "this table", "the text above"... a reader of the search box has none.
+- Style examples: a question equal to an example once folded as for repeats, or sharing with one a
+  run of at least copy_min consecutive words that is copy_share of the question's words or more
+  (the copying rule, with the example in the passage's place), is sent back ("copies an example").
+- Repeats: questions are compared after folding case, punctuation, whitespace and the articles a,
+  an, the; digits are kept, so two that differ only in a year or a figure are two questions.
+- Kinds: a search has at most search_words words; a long question has long_words words; a
+  two-place question quotes at least two of its passages.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vectrixdb.evaluation.golden.labels import normal
+from vectrixdb.evaluation.writing.config import CheckConfig, KindConfig
+from vectrixdb.evaluation.writing.passages import Passage
+from vectrixdb.evaluation.writing.spans import Span
+
+_POINTING = re.compile(
+    r"\b(?:(?:this|that|these|the|above|following|given|provided|attached|said)\s+"
+    r"(?:passage|passages|excerpt|extract|snippet|paragraph|context|table|chart|figure|text|document)s?\b"
+    r"|\b(?:mentioned|stated|shown|described)\s+above\b|\bas\s+stated\b|\baccording\s+to\s+the\s+(?:passage|text|table)\b)",
+    re.I)
+_ARTICLES = {"a", "an", "the"}
+
+
+def words(text: str) -> list[str]:
+    """The words of a text as the checks count them: letters and digits, case and marks folded."""
+    return re.findall(r"\w+", normal(text))
+
+
+def longest_run(question: list[str], passage: list[str]) -> int:
+    """Length of the longest run of consecutive words found in both (dynamic programming)."""
+    best, previous = 0, [0] * (len(passage) + 1)
+    for word in question:
+        current = [0] * (len(passage) + 1)
+        for j, other in enumerate(passage, start=1):
+            if word == other:
+                current[j] = previous[j - 1] + 1
+                best = max(best, current[j])
+        previous = current
+    return best
+
+
+def copies(question: str, passages: list[Passage], config: CheckConfig) -> str | None:
+    """Why the question copies its passages' wording, or None."""
+    asked = words(question)
+    run = max((longest_run(asked, words(p.text)) for p in passages), default=0)
+    if run >= config.copy_run:
+        return f"copies the passage: {run} words in a row are the passage's (at most {config.copy_run - 1})"
+    if asked and run >= config.copy_min and run / len(asked) >= config.copy_share:
+        return (f"copies the passage: {run} of its {len(asked)} words are one run of the passage's "
+                f"(under {config.copy_share:.0%} allowed)")
+    return None
+
+
+def points_at(question: str) -> str | None:
+    """Why the question points at a text its asker would not have, or None."""
+    match = _POINTING.search(question)
+    return f"points at {match.group(0)!r}: a question must stand without the passage" if match else None
+
+
+def repeat_key(question: str) -> str:
+    """A question folded for spotting repeats: case, punctuation, whitespace and articles; digits kept."""
+    return " ".join(w for w in words(question) if w not in _ARTICLES)
+
+
+def locate(quote: str, passage: Passage) -> tuple[int, ...]:
+    """The page(s) of the passage the quote is on (folded as check_golden folds), or () when absent."""
+    want = normal(quote)
+    if not want or want not in normal(passage.text):
+        return ()
+    pieces = passage.pieces
+    for size in range(1, len(pieces) + 1):
+        for i in range(len(pieces) - size + 1):
+            if want in normal("\n\n".join(text for _, text in pieces[i:i + size])):
+                return tuple(number for number, _ in pieces[i:i + size])
+    return ()
+
+
+@dataclass(frozen=True)
+class Found:
+    """A quote, the passage that holds it and the page(s) it is on."""
+
+    quote: str
+    passage: Passage
+    pages: tuple[int, ...]
+
+
+def figures(text: str) -> set[str]:
+    """The numbers of two digits or more in a text, as the checks split words ("29,300" is 29 and 300)."""
+    return {w for w in words(text) if w.isdigit() and len(w) >= 2}
+
+
+def pick(numbers: list, spans: list[Span], answer: str, checks: CheckConfig) -> tuple[str | None, str | None, list[Found]]:
+    """(reason key, message, located quotes) for the sentence numbers a draft chose: each number
+    must be one shown, each sentence quote_words long, and the answer's figures in them."""
+    by_number = {s.number: s for s in spans}
+    chosen: list[Span] = []
+    for number in numbers:
+        if isinstance(number, bool) or not isinstance(number, int) or number not in by_number:
+            return ("no such sentence", f"sentence {number!r} was not shown: choose from 1 to {len(spans)}", [])
+        if by_number[number] not in chosen:
+            chosen.append(by_number[number])
+    if not chosen:
+        return "no sentence", "name the numbers of the sentences that give the answer", []
+    found: list[Found] = []
+    for span in chosen:
+        if len(words(span.text)) < checks.quote_words:
+            return ("quote too short", f"sentence {span.number} is under {checks.quote_words} words; choose the "
+                    "sentence that states the answer", [])
+        page_text = dict(span.passage.pieces).get(span.page, "")
+        if not normal(span.text) or normal(span.text) not in normal(page_text):  # by construction never
+            return "quote not in passage", f"sentence {span.number} is not on page {span.page} word for word", []
+        found.append(Found(span.text, span.passage, (span.page,)))
+    missing = figures(answer) - set().union(*(figures(s.text) for s in chosen))
+    if missing:
+        return ("answer not in its sentences", f"the answer's {', '.join(sorted(missing))} is in none of sentences "
+                f"{', '.join(str(s.number) for s in chosen)}: choose the sentences that give the answer", [])
+    return None, None, found
+
+
+def copies_example(question: str, examples: list[str], config: CheckConfig) -> str | None:
+    """Why the question is a style example returned (equal once folded, or a near copy), or None."""
+    asked, key = words(question), repeat_key(question)
+    for example in examples:
+        if key and key == repeat_key(example):
+            return f"is the style example {example[:80]!r}: examples set the style, write a new question"
+        run = longest_run(asked, words(example))
+        if asked and run >= config.copy_min and run / len(asked) >= config.copy_share:
+            return (f"copies the style example {example[:80]!r}: {run} of its {len(asked)} words in a row "
+                    "(examples set the style, write a new question)")
+    return None
+
+
+def check_draft(question: str, answer: str, found: list[Found], kind: str, passages: list[Passage],
+                written: set[str], checks: CheckConfig, kinds: KindConfig,
+                examples: list[str] = ()) -> tuple[str | None, str | None, list[Found]]:
+    """(reason key, message, located quotes) for a draft whose evidence `pick` found: reason None
+    when it passes every check."""
+    question, answer = question.strip(), answer.strip()
+    if not question or not answer:
+        return "empty", "the question and the answer must both be given", []
+    if not found:
+        return "no quote", "name the sentences that give the answer", []
+    count = len(words(question))
+    if kind == "search" and count > kinds.search_words:
+        return "search too long", f"a search has at most {kinds.search_words} words; this has {count}", found
+    low, high = kinds.long_words
+    if kind == "long" and not low <= count <= high:
+        return "long out of range", f"a long question has {low} to {high} words; this has {count}", found
+    if kind == "two_place" and len({f.passage.chunk_id for f in found}) < 2:
+        return "one place only", "the question must need both passages: choose sentences from each", found
+    for key, why in (("copies an example", copies_example(question, list(examples), checks)),
+                     ("points at the passage", points_at(question)),
+                     ("copies the passage", copies(question, passages, checks))):
+        if why:
+            return key, why, found
+    if repeat_key(question) in written:
+        return "repeat", "this question was already written", found
+    return None, None, found
+
+
+def row_parts(found: list[Found]) -> tuple[list[str], list[str], str]:
+    """(expected labels, evidence quotes, hint) for a kept question: each label names the page a
+    quote is on; the hint names the page and quotes the answering words."""
+    expected: list[str] = []
+    hints: list[str] = []
+    evidence: list[str] = []
+    for f in found:
+        labels = [f.passage.label(p) for p in f.pages]
+        expected += [label for label in labels if label not in expected]
+        if f.quote not in evidence:
+            evidence.append(f.quote)
+            where = f"{f.passage.doc_id}, page{'s' if len(f.pages) > 1 else ''} {'-'.join(map(str, f.pages))}"
+            hints.append(f"{where}: \u201c{f.quote}\u201d")
+    return expected, evidence, "; ".join(hints)

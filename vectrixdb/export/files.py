@@ -1,0 +1,222 @@
+"""A saved run handed over as one file: the certification PDF, or a self-contained HTML copy.
+
+    vectrixdb export RUN --folder FOLDER --pdf out.pdf [--sla sla.yaml]
+    vectrixdb export RUN --folder FOLDER --html out.html
+
+The PDF (reportlab, laid out by export/pdf.py) holds the overall grade with the rule that gave it,
+SLA compliance against the thresholds given (certify.DEFAULT_SLA, printed as such, when none),
+the headline and per-question figures as colour-coded tables, the run's own matplotlib figures,
+the run's manifest and an appendix of misses. The HTML copy is the dashboard's run page with
+every question's drill-down below it, its stylesheet inlined and its figures as data URIs, so it
+opens from disk with no server. Both read the run through the report contract only, and neither
+is ever written over an existing file (io.write_new).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from vectrixdb.export import certify
+from vectrixdb.server.decisions import UPPER_BOUND
+from vectrixdb.errors import AlreadyExists, BadInput
+
+MAX_APPENDIX = 200
+MAX_HEATMAP_ROWS = 40
+MAX_OFFLINE_QUESTIONS = 2000
+
+
+def _rules(sla: Any) -> tuple[dict, str]:
+    if isinstance(sla, tuple):
+        return sla
+    return certify.load_sla(sla)
+
+
+def certificate(report, sla: Any = None) -> dict[str, Any]:
+    """What the PDF says, as plain data (export.pdf.build lays it out)."""
+    from vectrixdb.version import __version__
+    from vectrixdb.server import views
+    from vectrixdb.server.figures import run_figures
+    from vectrixdb.plotting.heatmap import key_scores
+
+    rules, source = _rules(sla)
+    meta, run_id = report.meta, report.meta.get("run_id")
+    check = certify.compliance(report, rules)
+    for row in check["rows"]:
+        row["actual_text"] = views.fmt(row["actual"])
+    numbers = certify.figures(report, aliases=False)
+    headline = [(k, views.fmt(v), v if k in certify.QUALITY or "@" in k or k.endswith("_f1") else None)
+                for k, v in numbers.items()]
+    headline += _unjudged_rows(report)
+    heatmap = None
+    table = views.question_table(report)
+    if table is not None and len(table) and key_scores(table):
+        columns = key_scores(table)[:10]
+        shown = table.head(MAX_HEATMAP_ROWS)
+        heatmap = {"columns": [str(c) for c in columns],
+                   "note": f"{len(shown)} of {len(table)} questions; red 0, green 1, grey undefined",
+                   "rows": [{"id": str(i)[:40], "cells": [views.fmt(r[c]) for c in columns],
+                             "scores": [views.score_value(r[c]) for c in columns]} for i, r in shown.iterrows()]}
+    appendix = misses(report)
+    return {"title": f"vectrixdb certification: run {run_id}",
+            "subtitle": f"{meta.get('name') or report.get('name') or report.kind + ' run'} · run {run_id} · "
+                        f"{report.kind} · {meta.get('status')} · {meta.get('questions')} questions · "
+                        f"started {meta.get('started')} · exported {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+            "grade": certify.grade(report, rules), "rule": certify.GRADE_RULE, "sla": check, "sla_source": source,
+            "headline": headline, "heatmap": heatmap, "extra": _extra_tables(report), "figures": run_figures(report),
+            "manifest": views.manifest(report), "appendix": appendix[:MAX_APPENDIX],
+            "appendix_note": (f"{len(appendix)} question(s) with something missed or judged wrong"
+                              + (f"; the first {MAX_APPENDIX} are listed" if len(appendix) > MAX_APPENDIX else "")
+                              if appendix else "No misses recorded for this run."),
+            "footer": f"vectrixdb {__version__} · run {run_id}"}
+
+
+def _unjudged_rows(report) -> list[tuple[str, str, None]]:
+    """The certificate's unjudged share of a retrieval or RAG run (server/decisions.py), as headline
+    rows ("unjudged, top 10 by page", "38%"; "at most" where grade-0 labels were not recorded)."""
+    from vectrixdb.server.decisions import decisions
+
+    got = decisions(report)
+    if not got:
+        return []
+    holes = got["unjudged"]
+    bound = "at most " if holes["note"] == UPPER_BOUND else ""
+    rows = [(f"unjudged, {r['what']}", f"{bound if r['share'] else ''}{r['share']:.0%}" if r["share"] is not None
+             else "—", None) for r in holes["rows"]]
+    return rows or [("unjudged", holes["note"] or "not recorded", None)]
+
+
+def _extra_tables(report) -> list[dict[str, Any]]:
+    """Tables a kind adds to its certificate (Kind.certificate), [{"title", "rows"}]."""
+    from vectrixdb.evaluation.runs.kinds import call, kind_of
+
+    kind = kind_of(report.kind)
+    return list(call(kind.certificate, report)) if kind.certificate else []
+
+
+def chunking_tables(report) -> list[dict[str, Any]]:
+    """A chunking comparison's certificate tables: its techniques and its cost."""
+    from vectrixdb.server import views
+
+    view = views.chunking_view(report)
+    right = view["decided_by"] == "answered right"
+    rows = [["technique", "best build", "found", "answered right", "chunks", "p vs best", ""]]
+    rows += [[t["name"], t["build"], t["found"], t["right"] if right else "— (no model)", views.fmt(t["chunks"]), t["p"],
+              "best" if t["best"] else "tie" if t["tie"] else ""] for t in view["techniques"]]
+    return [{"title": f"Techniques (decided by {view['decided_by']}, {view['budget']} characters per question)",
+             "rows": rows}, {"title": "Cost", "rows": [["item", "value"]] + [list(r) for r in view["cost"]]}]
+
+
+def misses(report) -> list[dict[str, Any]]:
+    """One entry per question that missed something: its title and lines, each plain text or
+    {"label", "markdown"} for a passage or an answer (the PDF renders its Markdown). What counts is
+    the kind's (Kind.appendix); by default the run's recorded misses (miss_entries)."""
+    from vectrixdb.evaluation.runs.kinds import call, kind_of
+
+    kind = kind_of(report.kind)
+    return list(call(kind.appendix, report)) if kind.appendix else miss_entries(report)
+
+
+def chunking_appendix(report) -> list[dict[str, Any]]:
+    """A chunking comparison's appendix: each question its best build did not find (or answer right)."""
+    out: list[dict[str, Any]] = []
+    if not (report.get("best") and "outcomes" in report.tables):
+        return miss_entries(report)
+    best = report["best"]
+    column = f"{best['name']}/{best['chunk_size']}/{'heading' if best['embed_heading'] else 'plain'}"
+    outcomes = report.tables["outcomes"]
+    if column in outcomes:
+        for qid, ok in outcomes[column].items():
+            if not bool(ok):
+                out.append({"title": f"{qid}", "lines": [f"not {report.get('decided_by')} by the best build {column}"]})
+    return out
+
+
+def miss_entries(report) -> list[dict[str, Any]]:
+    """The run's recorded misses (`misses`): the question, what was expected, what came back instead."""
+    from vectrixdb.server import views
+    from vectrixdb.server.markdown import excerpt
+
+    out = []
+    for miss in report.get("misses") or []:
+        lines = [f"question: {miss.get('question')}", f"expected: {views.fmt(miss.get('expected'))}; "
+                 f"first right result at rank {views.fmt(miss.get('first_right_rank'))}", "came back instead:"]
+        lines += [{"label": f"{g.get('doc_id')} page {views.fmt(list(g.get('pages') or []))}:",
+                   "markdown": excerpt(g.get("text") or "")} for g in miss.get("got") or []]  # drawn as Markdown
+        out.append({"title": str(miss.get("id")), "lines": lines})
+    return out
+
+
+def evaluation_appendix(report) -> list[dict[str, Any]]:
+    """A run_evaluation run's appendix: its misses, then each question with a level missed or a
+    judged score below 1 (its answers as Markdown)."""
+    from vectrixdb.server import views
+
+    out = miss_entries(report)
+    if views.question_table(report) is None:
+        return out
+    for q in views.question_details(report):  # one pass over the table: linear in the questions
+        qid = q["id"]
+        missed = [level for level in q["levels"] if level["missed"]]
+        wrong = [j for j in q["judged"] if j["value"] is not None and j["value"] < 1]
+        if not missed and not wrong:
+            continue
+        lines = [f"question: {q['question']}"]
+        for level in missed:
+            lines.append(f"{level['name']}: missed {views.fmt(level['missed'])}; came back instead "
+                         f"{views.fmt(level['instead'])}")
+        if q["answer"] is not None:  # each answer on its own, as Markdown
+            lines += [{"label": "generated answer:", "markdown": str(q["answer"])},
+                      {"label": "expected answer:", "markdown": views.fmt(q["expected_answer"])}]
+        lines += [f"{j['metric']} {j['score']}: {j['reason']}" for j in wrong]
+        out.append({"title": str(qid), "lines": lines})
+    return out
+
+
+def pdf_bytes(report, *, sla: Any = None) -> bytes:
+    """The certification PDF of a report, in memory."""
+    from vectrixdb.export.pdf import build
+
+    return build(certificate(report, sla))
+
+
+def html_text(report, *, sla: Any = None) -> str:
+    """The run page and every question's drill-down as one self-contained HTML document."""
+    from vectrixdb.server import views
+    from vectrixdb.server.figures import data_uri, run_figures
+    from vectrixdb.server.pages import css, render
+
+    rules, source = _rules(sla)
+    table = views.question_table(report)
+    ids = [str(i) for i in table.index[:MAX_OFFLINE_QUESTIONS]] if table is not None else []
+    return render("offline.html", offline=True, css_inline=css(), folder="", made=time.strftime("%Y-%m-%d %H:%M UTC"),
+                  report=report, run_id=report.meta.get("run_id"), meta=report.meta, headline=views.headline(report),
+                  table=views.table_of(report), manifest=views.manifest(report),
+                  figures=[{**f, "uri": data_uri(f["png"])} for f in run_figures(report)],
+                  warnings=report.get("warnings") or [], grade=certify.grade(report, rules),
+                  sla=certify.compliance(report, rules), sla_source=source, rule=certify.GRADE_RULE,
+                  extras=views.kind_view(report),
+                  questions=list(views.question_details(report, MAX_OFFLINE_QUESTIONS)),
+                  more=(len(table) - len(ids)) if table is not None else 0)
+
+
+def export_run(run_id: str, folder: str, *, pdf: str | None = None, html: str | None = None,
+               sla: str | None = None) -> list[str]:
+    """Write the PDF and/or HTML of a saved run; refuses a path that exists. Returns what it wrote."""
+    from vectrixdb import io
+    from vectrixdb.evaluation.runs.store import load_run
+
+    if not pdf and not html:
+        raise BadInput("say what to write: --pdf out.pdf and/or --html out.html")
+    for path in (pdf, html):
+        if path and io.exists(path):
+            raise AlreadyExists(f"{path} already exists; it is never written over")
+    report = load_run(folder, run_id)
+    rules = certify.load_sla(sla)
+    written = []
+    for path, make in ((pdf, lambda: pdf_bytes(report, sla=rules)), (html, lambda: html_text(report, sla=rules))):
+        if path:
+            try:
+                written.append(io.write_new(path, make()))
+            except FileExistsError as exc:
+                raise AlreadyExists(str(exc)) from None
+    return written

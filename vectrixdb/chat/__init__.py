@@ -2,6 +2,7 @@
 chunk notes) goes through one ChatWriter.
 
     writer.py    ChatWriter and Outcome: ask / ask_many / map, retries, the stop rule, totals
+    config.py    RequestConfig and LimitConfig: the writer's settings beyond its ten keywords
     routes.py    where a request goes: OpenAI-compatible and Azure routes, masked keys, refusals
     reply.py     reading a reply and the waits a service asks for
     cache.py     the answer cache and the usage ledger (SQLite)

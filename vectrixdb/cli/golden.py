@@ -3,7 +3,7 @@ test sets, and a way back out to ragas and DeepEval files.
 
 cli/commands.py wires them in with `register(golden_app, _open)`; errors are VectrixErrors, which the
 command group prints as one line with exit status 1. How each field is read and written is in
-evaluation/foreign.py (Vecta), evaluation/anchors.py and evaluation/anchors_write.py.
+evaluation/golden/foreign.py (Vecta), evaluation/golden/anchors.py and evaluation/golden/anchors_write.py.
 """
 from __future__ import annotations
 

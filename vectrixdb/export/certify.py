@@ -72,7 +72,7 @@ def graded(name: str) -> bool:
 
 def figures(report, *, aliases: bool = False) -> dict[str, float]:
     """The run's headline figures by name (only those it has, only numbers), set figures with
-    their k, as its kind declares them (evaluation/kinds.py: `headline`, plus the kind's
+    their k, as its kind declares them (evaluation/runs/kinds.py: `headline`, plus the kind's
     certificate `figures`: an `evaluate` run's best setup's, a RAG or retrieval evaluation's
     capped recall per level, a chunking comparison's found and right share), and duration_s.
     `aliases` is kept for callers; names without @k are resolved by resolve()."""

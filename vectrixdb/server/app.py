@@ -11,13 +11,13 @@
     /evaluate?tab=retrieval|chunking&run=ID    the Evaluate page and its two tabs
     /experiments?a=ID&b=ID          compare_runs on two runs, computed on request, not saved
 
-A run whose report.json cannot be used (evaluation/saved.py checks each file once, where it is
+A run whose report.json cannot be used (evaluation/runs/saved.py checks each file once, where it is
 read) is listed in state `unreadable` with the reason; its own routes answer 422 saying why, and
 no other page is affected. Every request must name this server's host (server/guard.py, against
 DNS rebinding), and every answer carries a Content-Security-Policy that forbids framing.
 
 What a run of each kind shows (badge, headline figures, sections, figures, tab, whether it can be
-compared) is read from its declaration (evaluation/kinds.py); nothing here names a kind.
+compared) is read from its declaration (evaluation/runs/kinds.py); nothing here names a kind.
 
 Every route is GET. (fastapi is imported at the top, not lazily: with postponed annotations
 FastAPI must resolve `Request` from the module's globals.) A run id is looked up in the listing (server/listing.py), never joined into a

@@ -10,7 +10,7 @@ grade-0 label), over the returned items, counted over the questions that expect 
 that level. A run that did not record its grade-0 labels counts them as unjudged, so its share is
 an upper bound, and the page says so.
 
-Power. questions_needed (evaluation/power.py) on the run alone, for its headline measures: the
+Power. questions_needed (evaluation/runs/power.py) on the run alone, for its headline measures: the
 smallest true difference its questions would detect with 80% power at alpha 0.05 against a second
 system of the same spread and independent of it (correlation 0, the widest case), by the paired
 t-test (graded measures) or the exact McNemar test (yes/no ones). Two runs compared on the

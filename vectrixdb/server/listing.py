@@ -8,10 +8,10 @@ differs in two ways, neither of which changes a row:
   saved before headers; or still going) with one more;
 - a row whose header says completed or failed is kept in memory: such a run is written once and
   never again (runs.LiveRun's last write), so only pending and running runs are read again (with
-  their progress log, evaluation/progress.py).
+  their progress log, evaluation/runs/progress.py).
 
 Rows are made by runs.listed, the rule list_runs uses, so `frame()` equals `list_runs(folder)`: a
-header or report.json that cannot be used (evaluation/saved.py says why) is a row in state
+header or report.json that cannot be used (evaluation/runs/saved.py says why) is a row in state
 `unreadable` naming the file and why, and never stops the others from being listed. A run id
 from a URL is looked up in this index and never joined to a path, so no id can reach outside FOLDER.
 """

@@ -1,5 +1,5 @@
 """What the pages show, taken from a Report through its saved contract only (values, frame, tables,
-meta; the kind's declaration, evaluation/kinds.py, says which table has one row per question and
+meta; the kind's declaration, evaluation/runs/kinds.py, says which table has one row per question and
 which section and tables its run page adds). Plain dicts and lists go to the
 templates; escaping is the templates' job (Jinja2 autoescape), so nothing here builds HTML.
 """

@@ -13,17 +13,17 @@ ranked by its best build (more found; equal counts go to fewer chunks). Each pai
 best builds gets an exact McNemar test on the questions only one of them found; a technique whose
 gap to the best could be luck (p >= alpha) is marked a tie.
 
-With a model (chat=, or CompareConfig's answer= and judge=; evaluation/reader.py), each build's
+With a model (chat=, or CompareConfig's answer= and judge=; evaluation/generation/reader.py), each build's
 handed characters are all the answer may be written from, the answer is judged for correctness
 against the golden reference, and *answered right* decides the ranking and the exact tests; found
 is kept beside it, and the model's calls, tokens, cost and unscorable outcomes are in
 `report["model"]`. Unscorable answers are counted per build; when none was scorable, `best` is
-None with the reason (evaluation/chunking_models.py). Ties in the ranking go to fewer chunks, then the plan's order.
+None with the reason (evaluation/chunking/models.py). Ties in the ranking go to fewer chunks, then the plan's order.
 
 Cost: every build is chunked first, then the distinct texts of all 36 builds are embedded in one
 batch (through the cache), so overlapping builds never embed a text twice; search is an exact
 cosine over each build's matrix, in memory. The model-backed builds (LLM cuts, contextual notes,
-late chunking) are in evaluation/chunking_models.py; what was not built is under `skipped`, with why.
+late chunking) are in evaluation/chunking/models.py; what was not built is under `skipped`, with why.
 """
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     builds and embeds their distinct texts on a Ray cluster (model calls stay here, behind the
     writer's one limiter and cache); the outcomes are the same as local. cut_with, context_with and
     late give (or, with False, refuse) each model-backed build; chat= gives the first two
-    (evaluation/chunking_models.py).
+    (evaluation/chunking/models.py).
 
     With save_to, the comparison is saved as it goes, like run_evaluation: pending, running (with
     the stage reached), then completed, or failed with the error (raised after it is recorded), so

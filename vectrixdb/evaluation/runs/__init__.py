@@ -1,6 +1,8 @@
 """Runs and experiments: the Report every verb returns, where it is saved, and what compares runs.
 
-    report.py       Report, the report kinds (Kind, register) and the report.json contract
+    kinds.py        report kinds: one declaration (Kind) per kind, the registry, run headers
+    kinds_builtin.py  the built-in kinds' declarations
+    report.py       Report and the report.json contract
     saved.py        a saved report.json checked where it is read
     store.py        saved runs in a folder: LiveRun, list_runs, load_run
     progress.py     a running run's per-question progress lines
@@ -11,6 +13,6 @@
     ppi.py          ppi_mean: a judged mean from many model and a few human verdicts
     pipeline.py     run_evaluation: a whole pipeline's evaluation with a saved lifecycle
 
-A new report kind: one `register(Kind(...))` in report.py (or beside the verb that makes it); runs,
-the dashboard (server/) and the certificate (export/) read kinds from KINDS.
+A new report kind: one `register(Kind(...))` (kinds.py says what each field means) beside the verb
+that makes it; runs, the dashboard (server/), the certificate (export/) and the CLI read kinds only.
 """

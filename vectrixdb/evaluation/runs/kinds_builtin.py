@@ -1,4 +1,4 @@
-"""The built-in report kinds, each one declaration (evaluation/kinds.py says what every field means).
+"""The built-in report kinds, each one declaration (evaluation/runs/kinds.py says what every field means).
 
 The order of registration is the order of the dashboard's Type filter (kinds.badges()). The
 headline rules here are what every listing, the CLI, the run page and the certificate show:

@@ -22,7 +22,7 @@ With save_to, the run is saved under evaluations/runs/<id>/ as it goes: pending,
 the questions reached so far, then completed, or failed with the error (the exception is raised
 after it is recorded). report.json is written three times (pending, running after the
 first question, the end); each question in between is one line appended to the run's progress
-log (evaluation/progress.py), so saving costs the same per question however long the run is, and
+log (evaluation/runs/progress.py), so saving costs the same per question however long the run is, and
 a run killed half way loads with every question it fully recorded (progress_report).
 """
 from __future__ import annotations
@@ -190,7 +190,7 @@ def _report(state: dict, questions: list, judge: Any, before: dict | None, k: in
 
 def progress_values(values: dict, records: list[dict], *, intervals: bool = False) -> dict[str, Any]:
     """The values of a run not finished, from its running report.json's values and its progress
-    log's records (evaluation/progress.py); bootstrap intervals only when asked (load_run asks)."""
+    log's records (evaluation/runs/progress.py); bootstrap intervals only when asked (load_run asks)."""
     state = _state(values, records)
     out = {key: values.get(key) for key in ("type", "name", "k", "of", "judge") if key in values}
     out["questions"] = len(state["rows"])

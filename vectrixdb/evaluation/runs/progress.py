@@ -13,7 +13,7 @@ the questions answered so far and their figures, and the time of the last one as
 line cut short by a kill is not a whole JSON object, so it is left out: the rebuilt run holds only
 questions that were fully recorded. The final write holds everything, so the log is then removed.
 Which kinds record progress, and the module that recomputes their values (progress_values,
-progress_report), is each kind's declaration's business (Kind.progress, evaluation/kinds.py).
+progress_report), is each kind's declaration's business (Kind.progress, evaluation/runs/kinds.py).
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ duration, question count, and what it was measured on: golden file and SHA-256, 
 questions, collection, its generation and embedding model; golden.provenance). Undefined numbers are None with a `reason`, never 0 or 1; anything a
 reader must know before trusting a number is in `report["warnings"]`.
 
-Every kind is declared once (evaluation/kinds.py, the built-ins in kinds_builtin.py): where its
+Every kind is declared once (evaluation/runs/kinds.py, the built-ins in kinds_builtin.py): where its
 runs are saved, its plot, its extra tables, which table holds one row per question, its schema
 version, and what listings, the dashboard and the certificate show of it. `save()` and `load_run()`
 go through that registry only, so a saved report loads back equal to the one saved (values, frame and

@@ -4,7 +4,7 @@ The folder may be local, s3:// or an Azure Blob address. A run id is the UTC tim
 suffix; a run is written once and never over another (Report.save), with a small header.json
 beside report.json that listings read instead of the body (kinds.header_of; `listed` says when
 the body is read after all). Which folder a kind lives in, its badge and its headline figures are
-its declaration's business (evaluation/kinds.py): retrieval reports, evaluate() tables and cut-offs
+its declaration's business (evaluation/runs/kinds.py): retrieval reports, evaluate() tables and cut-offs
 under retrieval/, chunking comparisons under chunking/, sweeps under sweeps/.
 """
 from __future__ import annotations
@@ -176,7 +176,7 @@ def load_run(folder: str, run_id: str, kind: str | None = None) -> Report:
 
 
 def checked_report(run_id: str, raw: bytes) -> Report:
-    """The Report a report.json holds, checked (evaluation/saved.py); UnreadableRun says why not."""
+    """The Report a report.json holds, checked (evaluation/runs/saved.py); UnreadableRun says why not."""
     from vectrixdb.evaluation.runs.saved import UnreadableRun, check_frame, check_head, check_tables, parse
 
     data, reason = parse(raw)
@@ -205,7 +205,7 @@ class LiveRun:
     """A run saved as it goes: `pending` when created, `running`, then `completed` or `failed` (with
     the error). report.json is rewritten in one step each time (it is the library's own file), a few
     times per run; `append` records each question in between in the run's progress log
-    (evaluation/progress.py: constant cost per question), which load_run and the listings apply.
+    (evaluation/runs/progress.py: constant cost per question), which load_run and the listings apply.
     header.json is rewritten after report.json each time, so it never claims more than the body holds.
     It records the process and a heartbeat (each write, each logged question), so a run whose
     process died is shown as failed, not running forever."""

@@ -15,11 +15,12 @@ import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Sequence
 
 import numpy as np
 
 from vectrixdb.errors import BadInput
+from vectrixdb.roles import Embedder, EmbeddingModel
 
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 FLOAT_MODEL = "all-MiniLM-L6-v2@fp32"  # the bundled model on torch, float32: what BUNDLED_MODEL has always named
@@ -56,16 +57,6 @@ def default_model() -> str:
 def home() -> Path:
     """Root folder for collections and the embedding cache: $VECTRIXDB_HOME or ~/.vectrixdb."""
     return Path(os.environ.get("VECTRIXDB_HOME") or Path.home() / ".vectrixdb")
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Anything that turns texts into unit-length float32 rows can embed a collection."""
-
-    name: str
-    dim: int
-
-    def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray: ...
 
 
 def bundled_model_path() -> str:
@@ -431,7 +422,7 @@ class SentenceEmbedder:
         return np.stack([known[h] for h in hashes])
 
 
-def get_embedder(model: Any = None, **kwargs) -> Embedder:
+def get_embedder(model: EmbeddingModel = None, **kwargs) -> Embedder:
     """An Embedder as given, or a SentenceEmbedder for a name, folder or None (the bundled model)."""
     if model is not None and not isinstance(model, str) and isinstance(model, Embedder):
         return model

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from vectrixdb.errors import BadInput
+from vectrixdb.roles import EmbeddingModel
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,7 +172,7 @@ def _dispatch(cells: list[Cell], executor: str):
             ray.shutdown()
 
 
-def embed_corpus(texts: Sequence[str], model: Any = None, *, executor: str = "local", shard_size: int = 2048,
+def embed_corpus(texts: Sequence[str], model: EmbeddingModel = None, *, executor: str = "local", shard_size: int = 2048,
                  progress: bool = False):
     """Unit vectors for many texts, one row each: the on-disk cache first, then what is missing,
     distinct texts only, in shards of `shard_size` spread over the executor's workers (each loads
@@ -183,7 +184,8 @@ def embed_corpus(texts: Sequence[str], model: Any = None, *, executor: str = "lo
 
     from vectrixdb.embedding import get_embedder, text_hash
 
-    emb = model if hasattr(model, "encode") and not isinstance(model, str) else get_embedder(model)
+    # duck-typed from here on: a SentenceEmbedder's cache and counters are used when it has them
+    emb: Any = model if hasattr(model, "encode") and not isinstance(model, str) else get_embedder(model)
     texts = list(texts)
     cache = getattr(emb, "cache", None)
     if executor == "local" or cache is None or not texts:

@@ -15,11 +15,13 @@ where it is and is what decides; a protocol marked runtime_checkable is one such
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence, Union, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, Union, runtime_checkable
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
     from vectrixdb.chat import Outcome
     from vectrixdb.evaluation.golden import Question
 
@@ -46,9 +48,12 @@ class Collection(Searchable, Protocol):
     @property
     def spaces(self) -> dict[str, dict]: ...
 
+    def embedder(self, space: str = ...) -> Embedder: ...
+
     def document(self, doc_id: str) -> Any: ...
 
-    def chunks(self) -> list[dict]: ...
+    @property
+    def chunks(self) -> Callable[..., list[dict]]: ...  # a Vectrix takes doc_ids=, a principal's view none
 
     def info(self) -> dict: ...
 
@@ -93,6 +98,12 @@ class NoteWriter(Protocol):
     def note(self, document: str, start: int, end: int) -> str: ...
 
 
+class LangChainRetriever(Protocol):
+    """A LangChain retriever: invoke(query) -> documents."""
+
+    def invoke(self, input: str, *args: Any, **kwargs: Any) -> Any: ...
+
+
 # A judge: a ChatModel, or a function (metric, question, reference, answer, sources) -> a score in
 # [0, 1], (score, reason) or {"score":, "reason":} (judges.as_judge).
 JudgeFunction = Callable[[str, str, Union[str, None], str, list], Any]
@@ -101,11 +112,10 @@ Judge = Union[ChatModel, JudgeFunction]
 Answerer = Union[ChatModel, Callable[[str, str], str]]
 # A reranker: a cross-encoder's name or folder, a loaded CrossEncoder, or (query, texts) -> scores.
 Reranker = Union[str, CrossEncoder, Callable[[str, list], Any]]
-# What an embedding model is given as: an Embedder, a model name or folder, or None (the bundled model).
-EmbeddingModel = Union[Embedder, str, os.PathLike, None]
+# What an embedding model is given as: an Embedder, a model name or folder, a loaded sentence-transformers
+# model (with name=), or None (the bundled model).
+EmbeddingModel = Union[Embedder, str, os.PathLike, "SentenceTransformer", None]
 # A retrieval target: a Searchable, a function query -> hits or ids, or a LangChain-style retriever.
-Retriever = Union[Searchable, Callable[[str], Iterable[Any]], Any]
+Retriever = Union[Searchable, Callable[[str], Iterable[Any]], "LangChainRetriever"]
 # Questions: a golden file's path, one Question, or Questions.
 Questions = Union[str, os.PathLike, "Question", Iterable["Question"]]
-# A chat model's options, one JSON object.
-Options = Mapping[str, Any]

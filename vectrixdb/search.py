@@ -7,6 +7,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from vectrixdb.errors import BadInput
+from vectrixdb.roles import Reranker
 
 MODES = ("dense", "keyword", "hybrid")
 SCORE_KINDS = {"dense": "cosine", "keyword": "bm25", "hybrid": "rrf"}  # what a hit's score is, by mode
@@ -68,11 +69,12 @@ def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, f
 _RERANKERS: dict[str, Any] = {}
 
 
-def get_reranker(rerank: Any) -> Callable[[str, list[str]], np.ndarray]:
+def get_reranker(rerank: Reranker) -> Callable[[str, list[str]], np.ndarray]:
     """A function (query, texts) -> scores from a cross-encoder name or folder, a loaded
     CrossEncoder (anything with .predict(pairs)), or such a function itself."""
     if callable(rerank) and not hasattr(rerank, "predict"):
-        return lambda q, texts: np.asarray(rerank(q, texts), dtype=float)
+        scorer = rerank
+        return lambda q, texts: np.asarray(scorer(q, texts), dtype=float)
     if isinstance(rerank, str):
         if rerank not in _RERANKERS:
             from sentence_transformers import CrossEncoder

@@ -29,6 +29,7 @@ from typing import Any
 
 from vectrixdb.errors import AlreadyExists, BadInput
 from vectrixdb.evaluation.golden import Question, save_questions, split_label
+from vectrixdb.roles import Collection
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]{3,}")
 
@@ -43,7 +44,7 @@ def highlight(passage: str, answer: str | None) -> str:
 
 
 class LabelReview:
-    def __init__(self, db: Any, questions: list[Question], *, k: int = 3, autosave: str | None = None, **search):
+    def __init__(self, db: Collection, questions: list[Question], *, k: int = 3, autosave: str | None = None, **search):
         from vectrixdb.evaluation.suggest import suggest_with_passages
 
         self.db = db

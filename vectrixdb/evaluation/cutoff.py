@@ -30,6 +30,7 @@ import numpy as np
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import Question, provenance, questions_of, split_label
 from vectrixdb.evaluation.report import Report, now
+from vectrixdb.roles import Collection, Questions
 
 MIN_EACH = 5
 TABLE_ROWS = 15
@@ -52,7 +53,7 @@ def rates(answers: np.ndarray, misses: np.ndarray, t: float) -> dict[str, float 
             "answers_kept": float(kept / len(answers)), "near_misses_declined": float(1 - passed / len(misses))}
 
 
-def answer_cutoff(db: Any, questions: Any, unanswerable: Iterable[str | Question] = (), *,
+def answer_cutoff(db: Collection, questions: Questions, unanswerable: Iterable[str | Question] = (), *,
                   measure: str = "similarity", by: str = "page", confidence: float = 0.95, n_resamples: int = 2000,
                   seed: int = 0, **search) -> Report:
     """The cut-off (see the module docstring). by="page" judges a top result by the labels as given

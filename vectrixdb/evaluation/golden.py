@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from vectrixdb.errors import BadInput, BadType
+from vectrixdb.roles import Collection, Questions, Retriever
 
 PAGE_LABEL = re.compile(r"^(?P<doc>.+)#page=(?P<page>[1-9][0-9]*)$")
 
@@ -87,7 +88,7 @@ def _number(grade: float) -> int | float:
     return int(grade) if float(grade).is_integer() else grade
 
 
-def questions_of(golden: Any, db: Any = None) -> list[Question]:
+def questions_of(golden: Questions, db: Collection | None = None) -> list[Question]:
     """What every evaluation verb accepts: a golden file's path (checked with check_golden and
     refused with every error), or Questions as they are."""
     if isinstance(golden, (str, bytes)) or hasattr(golden, "__fspath__"):
@@ -101,7 +102,7 @@ def questions_of(golden: Any, db: Any = None) -> list[Question]:
     return out
 
 
-def provenance(golden: Any, questions: Iterable[Question], target: Any = None) -> dict[str, Any]:
+def provenance(golden: Questions, questions: Iterable[Question], target: Retriever | None = None) -> dict[str, Any]:
     """What a report was measured on, kept in its report.json and shown in the dashboard and PDF:
     the golden file with the SHA-256 of its bytes (when a path was given), a SHA-256 of the questions
     themselves (the same for a file and the Questions read from it, so two runs can be told to have
@@ -114,15 +115,15 @@ def provenance(golden: Any, questions: Iterable[Question], target: Any = None) -
 
     rows = json.dumps([q.to_json() for q in questions], sort_keys=True, ensure_ascii=False, default=str)
     out: dict[str, Any] = {"questions_sha256": hashlib.sha256(rows.encode("utf-8")).hexdigest()}
-    if isinstance(golden, (str, bytes)) or hasattr(golden, "__fspath__"):
+    if isinstance(golden, (str, bytes, os.PathLike)):
         path = os.fsdecode(golden)
         path = path if io.is_remote(path) else str(Path(path).resolve())
         out.update({"golden": path, "golden_sha256": hashlib.sha256(io.read_bytes(path)).hexdigest()})
-    spaces = getattr(target, "spaces", None)
-    if isinstance(getattr(target, "name", None), str) and isinstance(spaces, dict):
-        out["collection"] = target.name
+    spaces, name, info = getattr(target, "spaces", None), getattr(target, "name", None), getattr(target, "info", None)
+    if isinstance(name, str) and isinstance(spaces, dict):
+        out["collection"] = name
         out["embedding_model"] = {space: (s or {}).get("model") for space, s in spaces.items()}
-        generation = target.info().get("generation") if callable(getattr(target, "info", None)) else None
+        generation = info().get("generation") if callable(info) else None
         if generation is not None:
             out["collection_generation"] = generation
     return out
@@ -278,7 +279,7 @@ def iter_rows(path: str, problems: list | None = None) -> Iterator[tuple[int, st
                 yield n, text
 
 
-def load_questions(path: str, collection: Any = None, *, by: str = "page") -> list[Question]:
+def load_questions(path: str, collection: Collection | None = None, *, by: str = "page") -> list[Question]:
     """Questions from a golden file, a Bedrock prompt dataset (its rows come back unlabelled), a Vecta
     benchmark (JSON Lines or Vecta's CSV; foreign.py), a ragas test set or DeepEval goldens (their
     JSON Lines / JSON files; anchors.py says how each field is read).

@@ -21,6 +21,7 @@ from typing import Any, Iterable, NamedTuple
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import CHUNK_LABEL, Question, anchor_problem, label_document, loose_page, split_label
+from vectrixdb.roles import Collection
 
 
 class LabelProblem(NamedTuple):
@@ -33,7 +34,7 @@ class LabelProblem(NamedTuple):
 class Held:
     """What a collection holds, read once: its document ids, page counts and chunk ids (lazily)."""
 
-    def __init__(self, db: Any):
+    def __init__(self, db: Collection):
         self.db = db
         self.name = getattr(db, "name", "the collection")
         self.docs = [d["doc_id"] for d in db.documents()]
@@ -64,7 +65,7 @@ class Held:
         return next(d for d in self.docs if d.casefold() == close[0]) if close else None
 
 
-def chunks_of(db: Any, doc_ids: list[str]) -> list[dict]:
+def chunks_of(db: Collection, doc_ids: list[str]) -> list[dict]:
     """db.chunks narrowed to some documents (a principal's view lists its visible ones only)."""
     try:
         return db.chunks(doc_ids)
@@ -72,7 +73,7 @@ def chunks_of(db: Any, doc_ids: list[str]) -> list[dict]:
         return [c for c in db.chunks() if c["doc_id"] in doc_ids]
 
 
-def label_problems(questions: Iterable[Question], db: Any, held: Held | None = None) -> list[LabelProblem]:
+def label_problems(questions: Iterable[Question], db: Collection, held: Held | None = None) -> list[LabelProblem]:
     """Every label of the questions that names something the collection does not hold, with a
     did-you-mean where the collection holds something close."""
     held = held or Held(db)
@@ -139,7 +140,7 @@ def grade_conflicts(q: Question) -> list[str]:
     return out
 
 
-def refuse_bad_labels(questions: list[Question], db: Any = None) -> None:
+def refuse_bad_labels(questions: list[Question], db: Collection | None = None) -> None:
     """Raise BadInput listing every label that would be scored as a silent miss: a misspelt `#`
     page anchor always, and, given a collection, anything it does not hold (see above)."""
     held = Held(db) if db is not None else None

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from vectrixdb.errors import BadType
 from vectrixdb.evaluation.golden import Question, label_document, split_label
+from vectrixdb.roles import Collection
 
 GRAINS = ("doc", "page", "chunk", "evidence")
 
@@ -81,7 +82,7 @@ def distinct(results: list[Result]) -> tuple[list[Result], int]:
     return out, len(results) - len(out)
 
 
-def with_pages(results: list[list[Result]], db: Any) -> list[list[Result]]:
+def with_pages(results: list[list[Result]], db: Collection) -> list[list[Result]]:
     """Results that came as bare vectrixdb chunk ids (`doc::n`) take their pages and text from the
     collection, so they earn page and evidence credit as the hits would."""
     from vectrixdb.evaluation.golden import CHUNK_LABEL

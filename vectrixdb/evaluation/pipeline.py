@@ -38,6 +38,7 @@ from vectrixdb.evaluation.answers import _judge_name, _model_delta, _model_total
 from vectrixdb.evaluation.golden import Question, provenance, questions_of, split_label
 from vectrixdb.evaluation.judges import GENERATION_METRICS
 from vectrixdb.evaluation.report import SET_FIGURES, Report, now, set_name, set_names_at
+from vectrixdb.roles import Judge, Questions
 
 TYPES = {"retrieval": "Retrieval", "generation": "Generation", "rag": "RAG"}
 PASSAGE_CHARS = 300  # how much of each returned passage a run keeps for its drill-down
@@ -56,7 +57,7 @@ def type_of(returned: Any) -> str:
                    f"not {type(returned).__name__}")
 
 
-def run_evaluation(system: Callable[[str], Any], questions: Any, *, judge: Any = None, k: int = 10,
+def run_evaluation(system: Callable[[str], Any], questions: Questions, *, judge: Judge | None = None, k: int = 10,
                    save_to: str | None = None, name: str | None = None, confidence: float = 0.95,
                    executor: str = "local") -> Report:
     """Evaluate `system` on the questions (a golden path or Questions); see the module docstring.

@@ -13,23 +13,26 @@ from typing import Any
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.judges import as_judge, is_model
+from vectrixdb.roles import Answerer, Judge
 
 ANSWER_SCHEMA = {"title": "answer", "type": "object",
                  "properties": {"answer": {"type": "string", "maxLength": 600}}, "required": ["answer"],
                  "additionalProperties": False}
 
 
-def as_answerer(answer: Any):
+def as_answerer(answer: Answerer):
     """A function (question, context) -> (answer text or None, outcome, why it failed) for any answerer."""
     if is_model(answer):
         from vectrixdb.chat_prompt import DATA_NOTE, passage
+
+        model = answer
 
         def ask(question: str, context: str):
             messages = [{"role": "system", "content": "Answer the question from the context alone, in one or two "
                                                        "sentences; if the context does not say, answer that it does "
                                                        f"not say. Reply with JSON: answer. {DATA_NOTE}"},
                         {"role": "user", "content": passage(context, "context") + "\n\n" + passage(question, "question")}]
-            outcome = answer.ask(messages, ANSWER_SCHEMA, max_tokens=300)
+            outcome = model.ask(messages, ANSWER_SCHEMA, max_tokens=300)
             return (outcome.value["answer"], "ok", None) if outcome.ok else (None, outcome.status, outcome.reason)
         return ask
     if callable(answer):
@@ -42,14 +45,14 @@ def as_answerer(answer: Any):
     raise BadInput(f"answer must be a function (question, context) -> text or a ChatWriter, not {type(answer).__name__}")
 
 
-def answered_right(answer: Any, judge: Any, question: str, reference: str | None, context: str,
+def answered_right(answer: Answerer, judge: Judge, question: str, reference: str | None, context: str,
                    threshold: float = 0.5) -> tuple[bool, str]:
     """(right, outcome): outcome is ok, or the answer's or the verdict's failed status."""
     right, status, _ = answered_right_why(answer, judge, question, reference, context, threshold)
     return right, status
 
 
-def answered_right_why(answer: Any, judge: Any, question: str, reference: str | None, context: str,
+def answered_right_why(answer: Answerer, judge: Judge, question: str, reference: str | None, context: str,
                        threshold: float = 0.5) -> tuple[bool, str, str | None]:
     """answered_right with, for an outcome that is not ok, what the model or service said (else None)."""
     if not reference:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeGuard
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from vectrixdb.evaluation.label_check import refuse_bad_labels
 from vectrixdb.evaluation.metrics import Measure, compute, judge
 from vectrixdb.evaluation.report import Report, now, set_name
 from vectrixdb.evaluation.stats import bootstrap_interval
+from vectrixdb.roles import Collection, Questions, Reranker, Retriever
 
 DEPTH = 100
 DEPTH_FACTOR = 3
@@ -59,9 +60,9 @@ def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
     raise BadType(f"target must be a Vectrix or a callable query -> results, not {type(target).__name__}")
 
 
-def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3, 5, 10),
+def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] | int = (1, 3, 5, 10),
                      by: str = "doc", *, depth: int = DEPTH, save_to: str | None = None, progress: bool = False,
-                     confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, collection: Any = None,
+                     confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, collection: Collection | None = None,
                      **search) -> Report:
     """recall@k, precision@k, f1@k, ndcg@k, hit_rate@k and mrr (reciprocal rank to `depth`) over the
     labelled questions (a golden file's path or Questions), with 95% intervals, a per-question
@@ -143,7 +144,7 @@ NEEDS_PAGES = ("page level needs pages: return hits or give the collection (coll
                "page, so no page label can be found and page figures are left undefined, not 0")
 
 
-def _is_collection(target: Any) -> bool:
+def _is_collection(target: object) -> TypeGuard[Collection]:
     return hasattr(target, "documents") and hasattr(target, "document") and hasattr(target, "chunks")
 
 
@@ -294,8 +295,8 @@ def _frame(scored, results, per_q, per_levels, first, latency, by, k):
     return pd.DataFrame(rows).set_index("id")
 
 
-def evaluate(db: Any, questions: Any, *, k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
-             modes: Sequence[str] = ("dense", "keyword", "hybrid"), rerank: Sequence[Any] = (),
+def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
+             modes: Sequence[str] = ("dense", "keyword", "hybrid"), rerank: Sequence[Reranker] = (),
              vectors: Sequence[str] | None = None, depth: int = DEPTH, save_to: str | None = None,
              progress: bool = True) -> Report:
     """Every way the collection can be searched, side by side: modes x rerankers (none, plus those
@@ -325,7 +326,7 @@ def evaluate(db: Any, questions: Any, *, k: Sequence[int] | int = (1, 3, 5, 10),
     rows, reports = [], []
     quality, top = f"ndcg@{ks[-1]}", ks[-1]
     for setup in setups:
-        options = {key: v for key, v in setup.items() if v is not None}
+        options: dict[str, Any] = {key: v for key, v in setup.items() if v is not None}
         rep = retrieval_report(db, questions, ks, by, depth=depth, progress=progress, **options)
         reports.append(rep)
         if rep["ndcg"] is None:

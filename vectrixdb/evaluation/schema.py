@@ -30,6 +30,7 @@ from typing import Any
 from vectrixdb.evaluation.foreign import foreign_row, is_foreign, rows_of
 from vectrixdb.evaluation.golden import (Question, anchor_problem, bedrock_problems, from_bedrock, is_bedrock, loose_page,
                                          split_label)
+from vectrixdb.roles import Collection
 
 
 @lru_cache(maxsize=1)
@@ -147,7 +148,7 @@ def _label_message(label: Any, held: Any = None) -> str:
     return f"{label!r} is not a document id, doc_id#page=N with N from 1, or a chunk id doc_id::n"
 
 
-def check_golden(path: str, db: Any = None) -> GoldenCheck:
+def check_golden(path: str, db: Collection | None = None) -> GoldenCheck:
     """Check a golden file (a path, s3:// or Blob address) and, given a collection, its labels."""
     check = GoldenCheck(str(path))
     if db is not None:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from vectrixdb.evaluation.writing_config import KindConfig, PassageConfig
+from vectrixdb.roles import Collection
 
 _PICTURE = re.compile(r"^\s*(!\[[^\]]*\]\([^)]*\)\s*)+$|^\s*(figure|fig\.|image|photo|picture|chart|exhibit)\b", re.I)
 _QUALITY_REASON = {"caption": "picture", "contents": "contents", "numbers": "numbers", "scrap": "scrap",
@@ -206,7 +207,7 @@ class Alike:
     """Cosine similarity between the eligible passages of one collection, embedded for this step
     by the collection's own model (its embedder caches by text, so nothing is embedded twice)."""
 
-    def __init__(self, db: Any, passages: list[Passage], executor: str = "local"):
+    def __init__(self, db: Collection, passages: list[Passage], executor: str = "local"):
         from vectrixdb.executors import embed_corpus
 
         self.passages = passages

@@ -25,7 +25,6 @@ import json
 import re
 import warnings
 from dataclasses import replace
-from typing import Any
 
 from vectrixdb.errors import AlreadyExists, BadInput
 from vectrixdb.evaluation.golden import Question, save_questions, split_label

@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Generator, Iterable
 
 import numpy as np
 
@@ -238,7 +238,12 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict:
     row = DuplicateKeys(pairs)
     if len(row) != len(pairs):
         seen: set[str] = set()
-        row.duplicates = tuple(dict.fromkeys(k for k, _ in pairs if k in seen or seen.add(k)))
+        again = []
+        for k, _ in pairs:
+            if k in seen:
+                again.append(k)
+            seen.add(k)
+        row.duplicates = tuple(dict.fromkeys(again))
     return row
 
 
@@ -256,7 +261,7 @@ def parse_row(text: str) -> Any:
         raise BadInput(f"cannot read a value: {exc}") from None
 
 
-def iter_rows(path: str, problems: list | None = None) -> Iterator[tuple[int, str]]:
+def iter_rows(path: str, problems: list | None = None) -> Generator[tuple[int, str], None, None]:
     """(line number, text) of each non-blank line, streamed: a BOM and CRLF ends are accepted;
     bytes that are not UTF-8 are an error naming the line (appended to `problems` when given,
     and the line skipped, so a check can go on to find the rest)."""
@@ -295,7 +300,7 @@ def load_questions(path: str, collection: Collection | None = None, *, by: str =
 
     locator = Locator(collection, by) if collection is not None else None
     out = []
-    for n, text, row in rows_of(path):
+    for n, _text, row in rows_of(path):
         if isinstance(row, ValueError):
             raise BadInput(f"{path}, line {n}: {row}") from None
         anchor = is_ragas(row) or is_deepeval(row)
@@ -311,10 +316,10 @@ def load_questions(path: str, collection: Collection | None = None, *, by: str =
             out.append(from_bedrock(row, n))
         elif isinstance(row, dict):
             unlabelled = anchor and not row["expected"]  # until a collection places its contexts
-            problems = [] if is_template(row) or unlabelled else schema_findings(row, n)
-            if problems:
-                raise BadInput(f"{path}, line {n}{', ' + problems[0].field if problems[0].field else ''}: "
-                               f"{problems[0].message}")
+            findings = [] if is_template(row) or unlabelled else schema_findings(row, n)
+            if findings:
+                raise BadInput(f"{path}, line {n}{', ' + findings[0].field if findings[0].field else ''}: "
+                               f"{findings[0].message}")
             known = {k: row[k] for k in ("question", "reference", "expected", "id", "evidence", "hint", "draft") if k in row}
             if known.get("id") is not None:
                 known["id"] = str(known["id"])
@@ -329,6 +334,6 @@ def read_golden(path: str, db=None) -> list[Question]:
     from vectrixdb.evaluation.schema import check_golden
 
     check = check_golden(path, db)
-    if not check.ok:
+    if not check.ok or check.golden is None:
         raise BadInput(check.summary())
     return check.golden

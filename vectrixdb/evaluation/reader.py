@@ -9,8 +9,6 @@ was cut off, ...) counts as not right and is counted under its outcome, never dr
 """
 from __future__ import annotations
 
-from typing import Any
-
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.judges import as_judge, is_model
 from vectrixdb.roles import Answerer, Judge

@@ -172,7 +172,7 @@ def _load_model(target: Any, search: dict) -> None:
     if callable(embedder) and search.get("mode", "dense") != "keyword":
         try:
             getattr(embedder(search.get("vectors") or "default"), "model", None)
-        except Exception:  # noqa: BLE001 - an unknown space is search()'s error to give, with its message
+        except Exception:  # noqa: BLE001, S110 - an unknown space is search()'s error to give, with its message
             pass
 
 

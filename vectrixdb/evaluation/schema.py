@@ -234,8 +234,8 @@ def check_golden(path: str, db: Collection | None = None) -> GoldenCheck:
         from vectrixdb.evaluation.label_check import evidence_findings, label_problems
 
         # every row's labels, grade 0 included: a label judged not relevant names what the collection holds too
-        problems = label_problems(questions, db, held)
-        outside = [Finding(p.question.line, "expected", "error", p.message) for p in problems]
+        unheld = label_problems(questions, db, held)
+        outside = [Finding(p.question.line, "expected", "error", p.message) for p in unheld]
         check.outside = len({f.line for f in outside} & {q.line for q in ready})
         check.findings += outside
         check.findings += evidence_findings(ready, db)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 import os
-from typing import Any
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import Question

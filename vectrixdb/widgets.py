@@ -89,8 +89,8 @@ class LabelReview:
         self.decisions[i] = (kind, labels)
         self.made_in[i] = by
         if self.autosave:
-            kept = {self.rows[j]["key"]: [k, list(v), self.made_in[j]] for j, (k, v) in self.decisions.items()}
-            io.overwrite_owned(self.autosave, json.dumps(kept, indent=1))
+            saved = {self.rows[j]["key"]: [k, list(v), self.made_in[j]] for j, (k, v) in self.decisions.items()}
+            io.overwrite_owned(self.autosave, json.dumps(saved, indent=1))
         return True
 
     def proposed(self, i: int) -> list[str]:

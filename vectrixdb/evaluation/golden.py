@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any, Generator, Iterable
+from typing import TYPE_CHECKING, Any, Generator, Iterable, Mapping
 
 import numpy as np
 
@@ -34,6 +34,12 @@ class Question:
     draft: bool = False
     line: int | None = field(default=None, compare=False, repr=False)  # where it was read from
     grades: tuple[float, ...] = ()  # one per expected entry; empty means 1 for each
+
+    if TYPE_CHECKING:  # what __init__ takes: __post_init__ makes tuples of a list, a {label: grade} dict, one string
+        def __init__(self, question: str, reference: str | None = None,
+                     expected: str | Iterable[str] | Mapping[str, float] = (), id: str | None = None,
+                     evidence: str | Iterable[str] = (), hint: str | None = None, draft: bool = False,
+                     line: int | None = None, grades: Iterable[float] = ()) -> None: ...
 
     def __post_init__(self):
         expected = self.expected

@@ -142,7 +142,7 @@ def as_judge(judge: Judge) -> Callable[..., Verdict]:
 
 
 def _call(judge: Callable, metric: str, question: str, reference: str | None, answer: str, sources: list) -> Verdict:
-    got = judge(metric, question, reference, answer, sources)
+    got: Any = judge(metric, question, reference, answer, sources)  # a score, (score, reason) or a dict
     reason = None
     if isinstance(got, dict):
         got, reason = got.get("score"), got.get("reason")

@@ -203,6 +203,6 @@ def expected_pages(q: Question) -> dict[str, set[int] | None]:
         doc, page = split_label(label)
         if page is None:
             out[doc] = None
-        elif out.get(doc, set()) is not None:
-            out.setdefault(doc, set()).add(page)
+        elif (pages := out.setdefault(doc, set())) is not None:
+            pages.add(page)
     return out

@@ -61,4 +61,4 @@ def answered_right_why(answer: Answerer, judge: Judge, question: str, reference:
     verdict = as_judge(judge)("correctness", question, reference, text, [context])
     if verdict.status != "ok":
         return False, f"verdict {verdict.status}", verdict.reason
-    return verdict.score >= threshold, "ok", None
+    return verdict.score is not None and verdict.score >= threshold, "ok", None  # an ok verdict has a score

@@ -102,8 +102,8 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
         raw = run(q.question, depth * (DEPTH_FACTOR if by == "doc" else 1))
         latency.append((time.perf_counter() - start) * 1000)
         results.append([L.as_result(r, i + 1) for i, r in enumerate(raw)])
-    results, repeats = zip(*(L.distinct(res) for res in results))
-    results = L.with_pages(list(results), held) if held is not None else list(results)
+    distinct, repeats = zip(*(L.distinct(res) for res in results))
+    results = L.with_pages(list(distinct), held) if held is not None else list(distinct)
     results, notes = _match_file_names(scored, results)
     values["warnings"] += notes + _result_warnings(scored, results, sum(repeats), by, held)
     if by == "chunk" and all(r.chunk_id == r.doc_id for res in results for r in res):
@@ -234,8 +234,11 @@ def _match_warnings(scored, results, judged, by: str) -> list[str]:
             f"(e.g. retrieved {shown!r}, expected {scored[0].expected[0]!r})"]
 
 
-def _unjudged(held: np.ndarray, k: int) -> float | None:
-    """The share of all questions' top-k results that no label judges; None when none was returned."""
+def _unjudged(held: np.ndarray | None, k: int) -> float | None:
+    """The share of all questions' top-k results that no label judges; None when none was returned
+    (or the results were not judged with their grade-0 labels)."""
+    if held is None:
+        return None
     top = held[:, :k]
     returned = int((top >= 0).sum())
     return float((top == 0).sum() / returned) if returned else None

@@ -215,7 +215,7 @@ class Alike:
         self.vectors = np.asarray(embed_corpus([p.text for p in passages], db.embedder(), executor=executor),
                                   dtype=np.float32) if passages else np.zeros((0, 1), np.float32)
 
-    def partners(self, passage: Passage, config: KindConfig, taken: set[str] = frozenset()) -> list[tuple[Passage, float]]:
+    def partners(self, passage: Passage, config: KindConfig, taken: set[str] | frozenset[str] = frozenset()) -> list[tuple[Passage, float]]:
         """Up to more_places passages on other pages at similarity similar_at or more, most alike first."""
         if passage.chunk_id not in self.index:
             return []

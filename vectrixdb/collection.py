@@ -173,7 +173,7 @@ class Vectrix:
                     index.save()
         except Timeout:
             pass
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - logged: the index in memory is right, only its file is not
             logging.getLogger("vectrixdb").warning("could not save the rebuilt %r (%s: %s); it is rebuilt again "
                                                    "next time", index, type(exc).__name__, exc)
 

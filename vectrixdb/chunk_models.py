@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
-from vectrixdb.roles import ChatModel, NoteWriter
+from vectrixdb.roles import ChatModel, Cutter, NoteWriter
 
 CUT_SCHEMA = {"title": "cuts", "type": "object",
               "properties": {"starts": {"type": "array", "items": {"type": "integer", "minimum": 0}, "maxItems": 200}},
@@ -104,7 +103,7 @@ class ContextWriter:
         return " ".join(outcome.value["note"].split())
 
 
-def starts_of(cutter: Any, windows: list[list[str]]) -> list[list[int]]:
+def starts_of(cutter: Cutter, windows: list[list[str]]) -> list[list[int]]:
     """cutter.starts for each window of paragraphs, in order: up to the chat model's max_concurrency
     at once for an LLMCutter over a ChatWriter, one at a time for any other cutter (chat_parallel)."""
     from vectrixdb.chat_parallel import concurrently, width

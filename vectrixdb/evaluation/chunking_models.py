@@ -26,12 +26,13 @@ from __future__ import annotations
 from typing import Any
 
 from vectrixdb.errors import Refused, Unsupported
+from vectrixdb.roles import Answerer, ChatModel, Cutter, Embedder, Judge, NoteWriter
 
 MIDDLE = {"parent_child": 500}
 DEFAULT_MIDDLE = 1000
 
 
-def plan_model_builds(chat: Any, cut_with: Any, context_with: Any, late: Any, embedder: Any) -> tuple[dict, list]:
+def plan_model_builds(chat: ChatModel | None, cut_with: Cutter | bool | None, context_with: NoteWriter | bool | None, late: bool | None, embedder: Embedder) -> tuple[dict, list]:
     """What to build ({"llm": cutter, "notes": writer, "late": True}) and what is skipped, with why."""
     from vectrixdb.chunk_models import context_writer, llm_cutter
 
@@ -65,7 +66,7 @@ def plan_model_builds(chat: Any, cut_with: Any, context_with: Any, late: Any, em
 
 
 def model_builds(collections: dict[str, list], give: dict, techniques: list[str], sizes: list[int], headings: list[bool],
-                 embedder: Any, progress: bool = False) -> tuple[list, list, list]:
+                 embedder: Embedder, progress: bool = False) -> tuple[list, list, list]:
     """(builds, skipped, costs): the model-backed builds of `give`, each a chunking Build."""
     from vectrixdb.evaluation.chunking import Build
 
@@ -104,7 +105,7 @@ def model_builds(collections: dict[str, list], give: dict, techniques: list[str]
     return builds, skipped, costs
 
 
-def answered(builds: list, handed: dict, assigned: list, collections: dict, answer: Any, judge: Any,
+def answered(builds: list, handed: dict, assigned: list, collections: dict, answer: Answerer, judge: Judge,
              threshold: float, progress: bool) -> tuple[dict, dict, dict]:
     """(right, scored, cost) per build and question: right is answered right; scored is whether the
     answer and its verdict both came back (one that did not counts as not right and is counted);

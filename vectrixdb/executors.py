@@ -173,7 +173,7 @@ def _dispatch(cells: list[Cell], executor: str):
 
 
 def embed_corpus(texts: Sequence[str], model: EmbeddingModel = None, *, executor: str = "local", shard_size: int = 2048,
-                 progress: bool = False):
+                 progress: bool | str = False):
     """Unit vectors for many texts, one row each: the on-disk cache first, then what is missing,
     distinct texts only, in shards of `shard_size` spread over the executor's workers (each loads
     the model once); vectors come back here and go into the cache, so nothing is embedded twice.

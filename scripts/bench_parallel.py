@@ -149,10 +149,11 @@ def first_pages(pdf: Path, pages: int, scratch: Path) -> str:
 
 
 def writer(url: str, workers: int, cache: Path | None = None):
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig
 
-    return ChatWriter(url, model="smollm2", response_format="json_object", extra_body={"repeat_penalty": 1.3},
-                      max_retries=1, timeout=900, max_concurrency=workers, cache=cache)
+    return ChatWriter(url, model="smollm2", request=RequestConfig(response_format="json_object",
+                                                                  extra_body={"repeat_penalty": 1.3}),
+                      max_retries=1, limits=LimitConfig(timeout=900), max_concurrency=workers, cache=cache)
 
 
 def cache_rows(path: Path) -> list:
@@ -166,13 +167,14 @@ def same_totals(totals: dict) -> dict:
 
 def golden_run(db, url: str, workers: int, scratch: Path, n: int, label: str) -> dict:
     from vectrixdb.evaluation.writing import write_golden
-    from vectrixdb.evaluation.writing_config import PassageConfig
+    from vectrixdb.evaluation.writing_config import PassageConfig, WritingConfig
 
     examples = [json.loads(line)["question"] for line in GOLDEN.read_text().splitlines()[:5]]
     cache = scratch / f"golden-{label}.db"
     started = time.perf_counter()
     written = write_golden(db, str(scratch / f"drafts-{label}.jsonl"), n=n, writer=writer(url, workers),
-                           examples=examples, cache=cache, passages=PassageConfig(max_chars=1000, replacements=0))
+                           examples=examples, cache=cache,
+                           config=WritingConfig(passages=PassageConfig(max_chars=1000, replacements=0)))
     seconds = time.perf_counter() - started
     rows = [q.to_json() for q in written.questions]
     return {"seconds": round(seconds, 1), "kept": written.kept, "usage": same_totals(written.usage),
@@ -181,14 +183,15 @@ def golden_run(db, url: str, workers: int, scratch: Path, n: int, label: str) ->
 
 def comparison_run(doc, golden: list, url: str, workers: int, scratch: Path, label: str) -> dict:
     from vectrixdb.chunk_models import context_writer, llm_cutter
-    from vectrixdb.evaluation import compare_chunking
+    from vectrixdb.evaluation import CompareConfig, compare_chunking
 
     cache = scratch / f"compare-{label}.db"
     chat = writer(url, workers, cache)
     started = time.perf_counter()
     report = compare_chunking({doc.doc_id: doc}, golden, techniques=["recursive"], sizes=[1000], headings=[False],
-                              chat=chat, cut_with=llm_cutter(chat), context_with=context_writer(chat, document_chars=3000),
-                              late=False, progress=False)
+                              chat=chat, progress=False,
+                              config=CompareConfig(cut_with=llm_cutter(chat),
+                                                   context_with=context_writer(chat, document_chars=3000), late=False))
     seconds = time.perf_counter() - started
     table = [{k: t.get(k) for k in ("name", "right", "found", "of", "chunks")} for t in report["techniques"]]
     builds = [{k: v for k, v in b.items() if k != "seconds"} for b in report["model_builds"]]

@@ -36,7 +36,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from vectrixdb.chat import ChatWriter  # noqa: E402
+from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig  # noqa: E402
 from vectrixdb.evaluation.judges import BEDROCK_METRICS, SCORE_SCHEMA, as_judge, messages_for  # noqa: E402
 
 CASES = ROOT / "data" / "judge_set" / "cases.jsonl"
@@ -74,8 +74,9 @@ def source_texts(case: dict) -> list[str]:
 
 
 def writer_for(url: str, model: str, temperature: float, cache: Path) -> ChatWriter:
-    return ChatWriter(url, model=model, cache=str(cache), temperature=temperature, max_retries=1, timeout=600,
-                      extra_body={"repeat_penalty": 1.1}, max_concurrency=1)
+    return ChatWriter(url, model=model, cache=str(cache), max_retries=1, max_concurrency=1,
+                      request=RequestConfig(temperature=temperature, extra_body={"repeat_penalty": 1.1}),
+                      limits=LimitConfig(timeout=600))
 
 
 def ask(writer: ChatWriter, metric: str, case: dict, repeat: int = 0) -> dict:

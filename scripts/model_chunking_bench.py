@@ -39,9 +39,9 @@ def main() -> int:
     args = parser.parse_args()
     os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="model-chunking-")
     from tests.llama_server import start_llama
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig
     from vectrixdb.chunk_models import context_writer, llm_cutter
-    from vectrixdb.evaluation import compare_chunking, load_questions
+    from vectrixdb.evaluation import CompareConfig, compare_chunking, load_questions
     from vectrixdb.reading import Document, read
 
     full = read(str(Path(args.folder) / "uber_2021.pdf"))
@@ -52,13 +52,15 @@ def main() -> int:
     server, base, model = (None, args.url.rstrip("/"), args.model) if args.url else \
         (*start_llama(Path(tempfile.mkdtemp()) / "llama.log"), "smollm2")
     try:
-        chat = ChatWriter(base + "/chat/completions", model=model, response_format="json_object",
-                          extra_body={"repeat_penalty": 1.3}, max_tokens=120, timeout=300,
+        chat = ChatWriter(base + "/chat/completions", model=model,
+                          request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3},
+                                                max_tokens=120), limits=LimitConfig(timeout=300),
                           cache=str(Path(os.environ["VECTRIXDB_HOME"]) / "chat.sqlite"))
         cutter, notes = llm_cutter(chat), context_writer(chat, document_chars=args.note_chars)
         start = time.perf_counter()
         report = compare_chunking({doc.doc_id: doc}, golden, techniques=["recursive"], sizes=[1000], headings=[False],
-                                  chat=chat, cut_with=cutter, context_with=notes, late=True, progress=True)
+                                  chat=chat, progress=True,
+                                  config=CompareConfig(cut_with=cutter, context_with=notes, late=True))
         seconds = time.perf_counter() - start
     finally:
         if server is not None:

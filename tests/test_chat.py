@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from tests.llama_server import AzureFront, IdentityEndpoint, Scripted, completion
-from vectrixdb.chat import DATA_NOTE, ChatWriter, Outcome, inert, passage
+from vectrixdb.chat import DATA_NOTE, ChatWriter, LimitConfig, Outcome, RequestConfig, inert, passage
 from vectrixdb.chat_limits import Limiter
 from vectrixdb.chat_prompt import CONTROL_TOKENS, SHAPES
 from vectrixdb.errors import BadInput, Refused
@@ -91,7 +91,7 @@ def test_bad_json_twice_is_parse_failed(server):
 
 def test_a_reply_cut_at_max_tokens_is_truncated(server):
     server.answer('{"question": "Can I', finish="length")
-    outcome = writer(server, max_tokens=5).ask(ASK, Draft)
+    outcome = writer(server, request=RequestConfig(max_tokens=5)).ask(ASK, Draft)
     assert outcome.status == "truncated" and outcome.value is None and "max_tokens=5" in outcome.reason
     assert server.requests[0]["json"]["max_tokens"] == 5
 
@@ -248,7 +248,7 @@ def test_ask_many_stops_at_a_refusal(server):
 def test_a_429_is_retried_after_the_wait_it_asks(server):
     server.fail(429, "Rate limit reached", {"Retry-After": "0.05"}).fail(429, "Rate limit reached",
                                                                           {"retry-after-ms": "20"}).answer(GOOD)
-    w = writer(server, response_format="json_schema")
+    w = writer(server, request=RequestConfig(response_format="json_schema"))
     outcome = w.ask(ASK, Draft)
     assert outcome.ok and len(server.requests) == 3 and w.limiter.slowdowns == 0
 
@@ -257,7 +257,7 @@ def test_429s_past_the_sdk_retries_slow_the_writer_down_instead_of_failing(serve
     for _ in range(3):
         server.fail(429, "Rate limit reached", {"Retry-After": "0.02"})
     server.answer(GOOD)
-    w = writer(server, max_retries=0, max_concurrency=4, response_format="json_schema")
+    w = writer(server, max_retries=0, max_concurrency=4, request=RequestConfig(response_format="json_schema"))
     assert w.ask(ASK, Draft).ok and len(server.requests) == 4
     assert w.limiter.slowdowns == 3 and w.limiter.concurrency == 1
 
@@ -337,7 +337,7 @@ def test_a_200_that_is_not_a_chat_completion_is_an_error_outcome(server, tmp_pat
 def test_a_wait_longer_than_the_cap_stops_the_run_with_the_services_words(server, wait):
     server.fail(429, "Try again next week.", {"Retry-After": wait})
     with pytest.raises(Refused) as caught:
-        writer(server, response_format="json_schema").ask(ASK, Draft)
+        writer(server, request=RequestConfig(response_format="json_schema")).ask(ASK, Draft)
     assert "Try again next week." in caught.value.said and "60 s" in str(caught.value)
     assert caught.value.status == 429 and len(server.requests) == 1
     server.fail(503, "Down for maintenance.", {"retry-after-ms": "1e12"})
@@ -348,7 +348,7 @@ def test_a_wait_longer_than_the_cap_stops_the_run_with_the_services_words(server
 @pytest.mark.parametrize("wait", ["-5", "nan", "0", "soon", "Mon, 01 Jan 2001 00:00:00 GMT"])
 def test_a_wait_that_makes_no_sense_is_a_backoff(server, wait):
     server.fail(429, "Slow down.", {"Retry-After": wait}).fail(500, "oops", {"Retry-After": wait}).answer(GOOD)
-    outcome = writer(server, response_format="json_schema").ask(ASK, Draft)
+    outcome = writer(server, request=RequestConfig(response_format="json_schema")).ask(ASK, Draft)
     assert outcome.ok and (outcome.calls, outcome.answers) == (3, 1)
 
 
@@ -373,7 +373,7 @@ def test_a_quota_used_up_is_a_refusal_at_once(server):
 def test_a_429_storm_past_every_retry_stops_with_the_last_message(server):
     for i in range(10):
         server.fail(429, f"Rate limit reached ({i + 1})", {"Retry-After": "0.01"})
-    w = writer(server, max_retries=1, patience=2, response_format="json_schema")
+    w = writer(server, max_retries=1, limits=LimitConfig(patience=2), request=RequestConfig(response_format="json_schema"))
     with pytest.raises(Refused) as caught:
         w.ask(ASK, Draft)
     assert caught.value.status == 429 and caught.value.said == "Rate limit reached (4)"
@@ -395,7 +395,7 @@ def test_a_dropped_connection_is_retried_like_any_other_failure(server):
 
 def test_requests_count_every_retry_beside_the_answers(server):
     server.fail(500, "busy").fail(502, "bad gateway").answer("not json").fail(503, "busy").answer(GOOD)
-    w = writer(server, max_retries=2, response_format="json_schema")
+    w = writer(server, max_retries=2, request=RequestConfig(response_format="json_schema"))
     outcome = w.ask(ASK, Draft)
     assert outcome.ok and (outcome.calls, outcome.answers) == (5, 2) == (len(server.requests), 2)
     assert (w.totals()["requests"], w.totals()["answers"]) == (5, 2)
@@ -408,18 +408,18 @@ def test_requests_count_every_retry_beside_the_answers(server):
 def test_a_run_where_every_request_fails_stops_early_with_the_services_message(server):
     for _ in range(20):
         server.fail(500, "The model backend is not loaded.")
-    w = writer(server, max_retries=0, stop_after=3, max_concurrency=1)
+    w = writer(server, max_retries=0, limits=LimitConfig(stop_after=3), max_concurrency=1)
     with pytest.raises(Refused) as caught:
         w.ask_many([([{"role": "user", "content": f"q{i}"}], Draft) for i in range(10)])
     assert "The model backend is not loaded." in caught.value.said and "3 asks in a row" in str(caught.value)
     assert len(server.requests) == 3 and w.totals()["statuses"] == {"error": 3}
     server.script.clear()
     server.fail(500, "blip").fail(500, "blip").answer(GOOD).fail(500, "blip").fail(500, "blip").answer(GOOD)
-    w = writer(server, max_retries=0, stop_after=3)
+    w = writer(server, max_retries=0, limits=LimitConfig(stop_after=3))
     outcomes = [w.ask([{"role": "user", "content": f"r{i}"}], Draft) for i in range(6)]
     assert [o.status for o in outcomes] == ["error", "error", "ok", "error", "error", "ok"]  # an answer resets
-    with pytest.raises(BadInput, match="stop_after"):
-        writer(server, stop_after=0)
+    with pytest.raises(BadInput, match="LimitConfig.stop_after"):
+        writer(server, limits=LimitConfig(stop_after=0))
 
 
 # -- cache, usage, cost ------------------------------------------------------------------------
@@ -438,7 +438,7 @@ def test_a_rerun_makes_zero_calls_and_a_stopped_run_resumes(server, tmp_path):
     assert len(server.requests) == 3 and all(o.cached and o.ok for o in again)
     assert [o.value for o in again] == [o.value for o in outcomes]
     assert third.totals()["requests"] == 0 and third.totals()["cached"] == 3
-    other = writer(server, cache=tmp_path / "answers.db", temperature=0.7)
+    other = writer(server, cache=tmp_path / "answers.db", request=RequestConfig(temperature=0.7))
     assert other.ask(*items[0]).status == "error"  # other sampling settings: not the same answer
 
 
@@ -634,7 +634,7 @@ class Quoted(BaseModel):
 
 
 POLICY = passage("Customers in disaster areas can defer loan payments with no late fees.", label="deferment")
-SMALL = {"max_tokens": 80, "extra_body": {"repeat_penalty": 1.3}}  # a 135M model loops without both
+SMALL = {"request": RequestConfig(max_tokens=80, extra_body={"repeat_penalty": 1.3})}  # a 135M model loops without both
 
 
 def real_ask(text: str) -> list[dict]:

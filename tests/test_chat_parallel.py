@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from tests.llama_server import Scripted, completion
-from vectrixdb.chat import ChatWriter
+from vectrixdb.chat import ChatWriter, RequestConfig
 from vectrixdb.chat_parallel import concurrently, width
 from vectrixdb.errors import Refused
 
@@ -57,7 +57,8 @@ def served():
 
 
 def writer(server, **options) -> ChatWriter:
-    return ChatWriter(server.url, model="m", **{"max_retries": 0, "response_format": "json_schema", **options})
+    return ChatWriter(server.url, model="m", **{"max_retries": 0, "request": RequestConfig(response_format="json_schema"),
+                                                **options})
 
 
 def test_a_batch_reaches_max_concurrency_never_more_and_keeps_input_order(served):

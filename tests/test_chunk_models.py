@@ -4,7 +4,7 @@ import json
 import pytest
 
 from tests.llama_server import Scripted, completion
-from vectrixdb.chat import ChatWriter
+from vectrixdb.chat import ChatWriter, RequestConfig
 from vectrixdb.chunk_models import context_writer, llm_cutter
 from vectrixdb.chunking import chunk_document
 from vectrixdb.errors import Refused
@@ -30,7 +30,7 @@ def by_section(body: dict):
 def test_cuts_follow_the_models_topic_starts_and_keep_offsets(server, tmp_path):
     server.respond, server.hold_until = by_section, 2  # held until both sections' requests are in flight
     chat = ChatWriter(server.url, model="m", cache=str(tmp_path / "c.sqlite"), max_retries=0,
-                      response_format="json_schema")  # settled, so the first requests need not probe one by one
+                      request=RequestConfig(response_format="json_schema"))  # settled, so the first requests need not probe one by one
     cutter = llm_cutter(chat)
     doc = join_pages("d", [SECTION], None)
     chunks = chunk_document(doc, "llm", chunk_size=200, cut_with=cutter)
@@ -67,8 +67,9 @@ def test_a_note_places_a_chunk_with_the_document_first(server):
 
 @pytest.mark.slow
 def test_the_local_model_cuts_within_bounds_and_writes_notes(llama_server, tmp_path):
-    chat = ChatWriter(llama_server + "/chat/completions", model="smollm2", response_format="json_object",
-                      extra_body={"repeat_penalty": 1.3}, max_tokens=80, cache=str(tmp_path / "c.sqlite"))
+    chat = ChatWriter(llama_server + "/chat/completions", model="smollm2",
+                      request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3},
+                                            max_tokens=80), cache=str(tmp_path / "c.sqlite"))
     cutter = llm_cutter(chat, max_tokens=60)
     doc = join_pages("d", [SECTION], None)
     chunks = chunk_document(doc, "llm", chunk_size=120, cut_with=cutter)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import ROOT
-from vectrixdb.evaluation import Question, compare_chunking, run_evaluation, sweep
+from vectrixdb.evaluation import CompareConfig, Question, compare_chunking, run_evaluation, sweep
 from vectrixdb.executors import Cell, CellStore, embed_corpus, run_cells
 
 SAMPLE = sorted(str(p) for p in (ROOT / "data" / "sample").iterdir())
@@ -55,7 +55,7 @@ def test_sweep_comparison_evaluation_and_embedding_on_ray_match_local(tmp_path, 
             "sweep": sweep(SAMPLE, GOLDEN, chunk=["recursive", "fixed"], chunk_size=[300, 600], executor=executor,
                            progress=False),
             "compare": compare_chunking(SAMPLE, GOLDEN, budget=400, techniques=["recursive", "sentence", "fixed"],
-                                        sizes=[300], executor=executor, progress=False),
+                                        sizes=[300], config=CompareConfig(executor=executor), progress=False),
         }
     pd.testing.assert_frame_equal(_rows(runs["local"]["sweep"]), _rows(runs["ray"]["sweep"]))
     local, remote = runs["local"]["compare"], runs["ray"]["compare"]

@@ -17,6 +17,7 @@ from vectrixdb.chat import ChatWriter
 from vectrixdb.errors import Refused
 from vectrixdb.evaluation.model_ready import PROBE, check_answers
 from vectrixdb.evaluation.writing import write_golden
+from vectrixdb.evaluation.writing_config import WritingConfig
 
 SAMPLE = ROOT / "data" / "sample"
 
@@ -63,13 +64,13 @@ def test_the_check_comes_before_a_single_passage_is_read(scraps, server, tmp_pat
     server.fail(500, "the backend is down").fail(500, "the backend is down")
     with pytest.raises(Refused, match=r"'m' at .* did not answer a one-word check before a single passage was read: "):
         write_golden(watched, str(tmp_path / "d.jsonl"), writer=ChatWriter(server.url, model="m", max_retries=4),
-                     check_model=True)
+                     config=WritingConfig(check_model=True))
     assert watched.reads == 0 and len(server.requests) == 2  # the check is tried again once, not max_retries times
     assert server.requests[0]["json"]["messages"] == PROBE and server.requests[0]["json"]["max_tokens"] == 8
     server.fail(401, "Incorrect API key provided")
     with pytest.raises(Refused, match="did not answer a one-word check .*Incorrect API key provided"):
         write_golden(watched, str(tmp_path / "d.jsonl"), writer=ChatWriter(server.url, model="m", max_retries=0),
-                     check_model=True)
+                     config=WritingConfig(check_model=True))
     assert watched.reads == 0 and not (tmp_path / "d.jsonl").exists()
 
 

@@ -461,6 +461,7 @@ def damaged(runs, tmp_path_factory):
     source = next(Path(copy).glob(f"*/runs/{ids['rag']}"))
     target = source.parent / "20000101T000000Z-bad000"
     shutil.copytree(source, target)
+    (target / "header.json").unlink()  # a run saved before headers: its report.json is what lists (test_kinds: headers)
     good = json.loads((target / "report.json").read_text())
     return copy, target / "report.json", good
 

@@ -7,7 +7,8 @@ from typer.testing import CliRunner
 
 from tests.conftest import PDFS, require
 from vectrixdb.cli import app
-from vectrixdb.evaluation import Question, check_golden, compare_chunking, load_questions, sweep, sweep_markdown
+from vectrixdb.evaluation import (CompareConfig, Question, check_golden, compare_chunking, load_questions, sweep,
+                                  sweep_markdown)
 from vectrixdb.evaluation.chunking import _hand_over, _join
 from vectrixdb.evaluation.stats import mcnemar_exact
 
@@ -145,14 +146,14 @@ def test_compare_chunking_with_a_model_decides_by_answered_right(policies):
         return 1.0 if reference in answer_text else 0.0
 
     report = compare_chunking(docs, qs, budget=40, techniques=["fixed", "recursive"], sizes=[200], headings=[False],
-                              answer=answer, judge=judge, progress=False)
+                              config=CompareConfig(answer=answer, judge=judge), progress=False)
     assert report["decided_by"] == "answered right" and len(asked) == 4
     assert all(len(c) <= 40 + 2 for c in asked)  # only the handed characters reach the answer
     for t in report["techniques"]:  # an extractive reader is right only where the right document was handed
         assert t["right"] <= t["found"] and t["right"] == report.outcomes[f"{t['name']}/200/plain"].sum()
     assert "right" in report.frame and report["model"]["outcomes"] == {"ok": 4}
     with pytest.raises(ValueError, match="both a way to answer and a judge"):
-        compare_chunking(docs, qs, answer=answer, progress=False)
+        compare_chunking(docs, qs, config=CompareConfig(answer=answer), progress=False)
 
 
 def test_model_backed_builds_in_the_comparison(policies, tmp_path):
@@ -173,8 +174,9 @@ def test_model_backed_builds_in_the_comparison(policies, tmp_path):
             server.answer(_json.dumps({"note": "A bank policy."}))
         chat = ChatWriter(server.url, model="m", max_retries=0, cache=str(tmp_path / "c.sqlite"))
         report = compare_chunking(docs, qs, budget=300, techniques=["fixed", "recursive"], sizes=[200],
-                                  headings=[False], cut_with=llm_cutter(chat), context_with=context_writer(chat),
-                                  late=True, progress=False)
+                                  headings=[False], progress=False,
+                                  config=CompareConfig(cut_with=llm_cutter(chat), context_with=context_writer(chat),
+                                                       late=True))
         names = {t["name"] for t in report["techniques"]}
         assert {"llm", "fixed+notes", "recursive+notes", "late"} <= names and report["skipped"] == []
         assert len(server.requests) == 8
@@ -188,8 +190,8 @@ def test_model_backed_builds_in_the_comparison(policies, tmp_path):
         assert {s["name"] for s in quiet["skipped"]} == {"llm", "contextual", "late"}
         server.fail(403, "deployment disabled")
         refused = compare_chunking(docs, qs, budget=300, techniques=["fixed"], sizes=[300], headings=[False],
-                                   chat=ChatWriter(server.url, model="m", max_retries=0), answer=lambda q, c: c,
-                                   judge=lambda *a: 1.0, late=False, progress=False)
+                                   chat=ChatWriter(server.url, model="m", max_retries=0), progress=False,
+                                   config=CompareConfig(answer=lambda q, c: c, judge=lambda *a: 1.0, late=False))
         assert any(s["name"] == "llm" and "deployment disabled" in s["why"] for s in refused["skipped"])
     finally:
         server.close()
@@ -253,8 +255,8 @@ def test_a_comparison_whose_every_answer_or_verdict_failed_has_no_best(policies,
         roles = {"answer": chat, "judge": chat} if failing == "answer" else {"answer": lambda q, c: c, "judge": chat}
         try:
             report = compare_chunking(docs, _two_questions(), budget=300, techniques=["fixed", "recursive"],
-                                      sizes=[200], headings=[False], cut_with=False, context_with=False, late=False,
-                                      save_to=str(tmp_path), progress=False, **roles)
+                                      sizes=[200], headings=[False], save_to=str(tmp_path), progress=False,
+                                      config=CompareConfig(cut_with=False, context_with=False, late=False, **roles))
         except Refused as exc:  # a writer may stop the run at once when every request fails: then the run failed
             assert "overloaded" in str(exc)
             row, saved = _saved(tmp_path, None)
@@ -279,8 +281,9 @@ def test_a_partial_model_failure_is_counted_per_build_and_shown(policies, tmp_pa
     server = Ruled(lambda body: OVERLOADED if "Am I liable after reporting" in body else _verdict(1.0))  # q2's fail
     try:
         report = compare_chunking(docs, _two_questions(), budget=300, techniques=["fixed", "recursive"], sizes=[200],
-                                  headings=[False], answer=lambda q, c: c,
-                                  judge=ChatWriter(server.url, model="m", max_retries=0), progress=False)
+                                  headings=[False], progress=False,
+                                  config=CompareConfig(answer=lambda q, c: c,
+                                                       judge=ChatWriter(server.url, model="m", max_retries=0)))
     finally:
         server.close()
     assert list(report.frame["scored"]) == [1, 1] and list(report.frame["unscored"]) == [1, 1]
@@ -304,12 +307,12 @@ def test_a_killed_comparison_shows_as_failed(tmp_path):
     code = f"""
 import sys, time
 sys.path.insert(0, {str(ROOT)!r})
-from vectrixdb.evaluation import compare_chunking
+from vectrixdb.evaluation import CompareConfig, compare_chunking
 def answer(question, context):
     print("started", flush=True)
     time.sleep(600)
 compare_chunking({SAMPLE!r}, {GOLDEN!r}, budget=300, techniques=["fixed"], sizes=[300], headings=[False],
-                 answer=answer, judge=lambda *a: 1.0, save_to=sys.argv[1], progress=False)
+                 config=CompareConfig(answer=answer, judge=lambda *a: 1.0), save_to=sys.argv[1], progress=False)
 """
     proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
@@ -354,7 +357,8 @@ def test_a_comparison_that_raises_is_saved_as_failed(policies, tmp_path):
     docs = {d["doc_id"]: policies.document(d["doc_id"]) for d in policies.documents()}
     with pytest.raises(BadInput, match="a score is a number from 0 to 1"):
         compare_chunking(docs, _two_questions(), budget=300, techniques=["fixed"], sizes=[200], headings=[False],
-                         answer=lambda q, c: c, judge=lambda *a: 2.0, save_to=str(tmp_path), progress=False)
+                         config=CompareConfig(answer=lambda q, c: c, judge=lambda *a: 2.0), save_to=str(tmp_path),
+                         progress=False)
     row, saved = _saved(tmp_path, None)
     assert row.status == "failed" and saved.meta["error"].startswith("BadInput: the judge gave 2.0")
     assert saved["best"] is None and "the comparison stopped" in saved["reason"]
@@ -368,8 +372,9 @@ def test_a_model_backed_build_whose_every_call_failed_is_not_compared(policies):
     server = Ruled(lambda body: OVERLOADED)
     try:
         report = compare_chunking(docs, _two_questions(), budget=300, techniques=["fixed"], sizes=[200],
-                                  headings=[False], cut_with=llm_cutter(ChatWriter(server.url, model="m", max_retries=0)),
-                                  context_with=False, late=False, progress=False)
+                                  headings=[False], progress=False,
+                                  config=CompareConfig(cut_with=llm_cutter(ChatWriter(server.url, model="m", max_retries=0)),
+                                                       context_with=False, late=False))
     finally:
         server.close()
     assert [t["name"] for t in report["techniques"]] == ["fixed"]  # no "llm" build that is recursive in disguise

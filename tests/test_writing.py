@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.llama_server import Scripted
-from vectrixdb.chat import DATA_NOTE, ChatWriter
+from vectrixdb.chat import DATA_NOTE, ChatWriter, LimitConfig, RequestConfig
 from vectrixdb.chat_prompt import CONTROL_TOKENS, SHAPES
 from vectrixdb.errors import AlreadyExists, BadInput, Refused
 from vectrixdb.evaluation.golden import load_questions
@@ -20,7 +20,7 @@ from vectrixdb.evaluation import writing_prompts
 from vectrixdb.evaluation.writing_checks import (check_draft, copies, copies_example, figures, locate, pick, points_at,
                                                  repeat_key)
 from vectrixdb.evaluation.writing_config import (MIX, CheckConfig, CriticConfig, KindConfig, PassageConfig,
-                                                 check_mix)
+                                                 WritingConfig, check_mix)
 from vectrixdb.evaluation.writing_passages import Alike, Passage, plan_slots, share, skip_reason
 from vectrixdb.evaluation.writing_prompts import draft_schema
 from vectrixdb.evaluation.writing_spans import number_spans, split_spans
@@ -450,7 +450,7 @@ def test_a_writer_that_never_answers_stops_the_run_early_and_writes_nothing(bank
     for _ in range(100):
         server.fail(500, "CUDA out of memory: the model backend is down")
     with pytest.raises(Refused) as caught:
-        write_golden(bank, str(tmp_path / "d.jsonl"), n=20, writer=writer(server, stop_after=4), mix={"fact": 1},
+        write_golden(bank, str(tmp_path / "d.jsonl"), n=20, writer=writer(server, limits=LimitConfig(stop_after=4)), mix={"fact": 1},
                      evolve=0)
     assert "CUDA out of memory" in caught.value.said and "4 asks in a row" in str(caught.value)
     assert len(server.requests) == 4 and not (tmp_path / "d.jsonl").exists()
@@ -538,10 +538,11 @@ def test_the_command_writes_drafts_from_the_settings_model(bank, server, tmp_pat
 def test_the_real_model_end_to_end_adds_up_and_every_kept_row_checks(llama_server, db, tmp_path):
     db.add_documents([{"text": DEFER + "\f" + FRAUD, "doc_id": "bank"}, {"text": FREIGHT + "\f" + PEOPLE, "doc_id": "report"}],
                      progress=False, chunk="structure", chunk_size=300)
-    real = ChatWriter(f"{llama_server}/chat/completions", model="smollm2", response_format="json_object",
-                      extra_body={"repeat_penalty": 1.3}, max_retries=1, timeout=300)
+    real = ChatWriter(f"{llama_server}/chat/completions", model="smollm2", max_retries=1,
+                      request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3}),
+                      limits=LimitConfig(timeout=300))
     written = write_golden(db, str(tmp_path / "d.jsonl"), n=2, writer=real, examples=["Can I skip a loan payment?"],
-                           cache=tmp_path / "answers.db", passages=PassageConfig(replacements=0))
+                           cache=tmp_path / "answers.db", config=WritingConfig(passages=PassageConfig(replacements=0)))
     assert written.kept + written.set_aside == written.asked >= 1
     assert written.usage["requests"] >= written.asked and written.usage["prompt_tokens"] > 0
     assert sum(written.sent_back.values()) <= written.asked * CriticConfig().tries

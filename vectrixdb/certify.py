@@ -13,8 +13,8 @@ run's levels with their k (`doc_f1@10`, `page_capped_recall@5`), accuracy, groun
 found_share / right_share (a chunking comparison's best build) and duration_s. A name without
 `@k` (`ndcg`, `recall`, `page_f1`, the names SLA files used before set figures carried their k)
 reads as that figure at the run's largest k, and the SLA row says so ("page_f1, read as
-page_f1@10"), so an older file keeps applying. A threshold whose figure the run does not have does
-not apply to it and is counted apart. Without a file, DEFAULT_SLA applies, and the page says so.
+page_f1@10"), so an older file keeps applying. A threshold whose figure the run does not have, or
+that its kind's declaration does not let apply (Kind.sla), does not apply to it and is counted apart. Without a file, DEFAULT_SLA applies, and the page says so.
 
 The grade (GRADE_RULE says it in words; every page that shows a grade prints it) averages only
 figures whose best possible value is 1 for every question at every k, so it measures quality,
@@ -63,9 +63,6 @@ GRADE_RULE = ("Grade: the mean of the run's figures that can reach 1 for every q
               "and F1@k are shown, not graded: their best is 2·min(k, R)/(k + R) for R expected items (0.18 for one "
               "at k = 10). A run that misses an applicable SLA threshold is graded C at best; a run that did not "
               "complete is not graded. " + SUPPORT_RULE)
-WHAT = {"retrieval": "a retrieval report", "evaluate": "a setup comparison", "cutoff": "a cut-off study",
-        "sweep": "a chunking sweep", "chunking": "a chunking comparison", "answers": "an answer evaluation",
-        "calibration": "a judge calibration", "experiment": "an experiment", "golden_audit": "a golden-set audit"}
 
 
 def graded(name: str) -> bool:
@@ -75,23 +72,16 @@ def graded(name: str) -> bool:
 
 def figures(report, *, aliases: bool = False) -> dict[str, float]:
     """The run's headline figures by name (only those it has, only numbers), set figures with
-    their k; for an `evaluate` run its best setup's; a RAG or retrieval evaluation's capped recall
-    per level from its per-question table. `aliases` is kept for callers; names without @k are
-    resolved by resolve()."""
-    from vectrixdb.evaluation.runs import _headline
+    their k, as its kind declares them (evaluation/kinds.py: `headline`, plus the kind's
+    certificate `figures`: an `evaluate` run's best setup's, a RAG or retrieval evaluation's
+    capped recall per level, a chunking comparison's found and right share), and duration_s.
+    `aliases` is kept for callers; names without @k are resolved by resolve()."""
+    from vectrixdb.evaluation.kinds import call, kind_of
 
-    values = dict(report)
-    out = {k: v for k, v in _headline(values).items() if _number(v)}
-    best = values.get("best")
-    if report.kind == "evaluate" and isinstance(best, dict):
-        out.update({(f"mrr@{values['depth']}" if k == "mrr" and values.get("depth") else k): float(v)
-                    for k, v in best.items() if _number(v) and re.fullmatch(r"(ndcg|recall)@\d+|mrr", k)})
-    if report.kind == "evaluation":
-        out.update(capped_recall(report))
-    if report.kind == "chunking" and isinstance(best, dict) and best.get("of"):
-        out["found_share"] = best["found"] / best["of"]
-        if values.get("decided_by") == "answered right":
-            out["right_share"] = best["right"] / best["of"]
+    kind = kind_of(report.kind)
+    out = {k: v for k, v in kind.headline_of(dict(report)).items() if _number(v)}
+    if kind.figures:
+        out.update(call(kind.figures, report))
     if isinstance(report.meta.get("duration_s"), (int, float)):
         out["duration_s"] = float(report.meta["duration_s"])
     if aliases:
@@ -104,22 +94,10 @@ def _number(v: Any) -> bool:
 
 
 def capped_recall(report) -> dict[str, float]:
-    """`<level>_capped_recall@k` of a run_evaluation run: per question, the expected items its k
-    results matched / min(k, expected items) (at most 1), averaged over the questions that expect
-    something at that level. Its ceiling is 1 at every k, unlike set recall (k / R when R > k)."""
-    frame, k = report.frame, report.get("k")
-    if frame is None or not isinstance(k, int) or k < 1:
-        return {}
-    out = {}
-    for level in ("doc", "page", "chunk"):
-        if f"{level} expected" not in frame or f"{level} matched" not in frame:
-            continue
-        shares = [min(1.0, len(set(got)) / min(k, len(want))) for want, got in
-                  zip(frame[f"{level} expected"], frame[f"{level} matched"])
-                  if isinstance(want, list) and want and isinstance(got, list)]
-        if shares:
-            out[f"{level}_capped_recall@{k}"] = sum(shares) / len(shares)
-    return out
+    """`<level>_capped_recall@k` of a run_evaluation run (kinds_builtin.capped_recall, its rule)."""
+    from vectrixdb.evaluation.kinds_builtin import capped_recall as of
+
+    return of(report)
 
 
 def resolve(name: str, got: dict[str, float]) -> str | None:
@@ -174,9 +152,10 @@ def compliance(report, sla: dict[str, dict[str, float]]) -> dict[str, Any]:
     """Each threshold against the run's figure: rows of (figure, rule, actual, verdict) and the
     verdict over the thresholds that apply to the run (those whose figure it has)."""
     got = figures(report)
+    declared = _kind(report).sla  # the SLA names the kind lets apply; None: any whose figure it has
     rows = []
     for name, rule in sla.items():
-        figure = resolve(name, got)
+        figure = resolve(name, got) if declared is None or name.split("@")[0] in declared else None
         text = " and ".join(f"{'≥' if k == 'min' else '≤'} {v:g}" for k, v in rule.items())
         if figure is None:
             rows.append({"figure": name, "rule": text, "actual": None, "verdict": "does not apply"})
@@ -199,11 +178,14 @@ def compliance(report, sla: dict[str, dict[str, float]]) -> dict[str, Any]:
             "applicable": len(applicable), "not_applicable": apart}
 
 
+def _kind(report):
+    from vectrixdb.evaluation.kinds import kind_of
+
+    return kind_of(report.kind)
+
+
 def _what(report) -> str:
-    if report.kind == "evaluation":
-        kind = report.get("type")
-        return f"a {kind} evaluation" if kind else "this evaluation"
-    return WHAT.get(report.kind, f"a {report.kind} run")
+    return _kind(report).words(dict(report))
 
 
 def grade(report, sla: dict[str, dict[str, float]]) -> dict[str, Any]:
@@ -212,7 +194,8 @@ def grade(report, sla: dict[str, dict[str, float]]) -> dict[str, Any]:
     if status != "completed":
         return {"letter": "–", "score": None, "why": f"not graded: the run is {status}", "graded": {}}
     got = figures(report)
-    quality = {k: v for k, v in got.items() if graded(k)}
+    extra = _kind(report).grades  # figures the kind declares gradable (each can reach 1 for every question)
+    quality = {k: v for k, v in got.items() if graded(k) or k.split("@")[0] in extra}
     if not quality:
         return {"letter": "–", "score": None, "why": "not graded: the run has no graded figure", "graded": {}}
     score = sum(quality.values()) / len(quality)

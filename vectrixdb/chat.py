@@ -13,7 +13,7 @@ connection after retries, a 200 reply that is not a chat completion); callers co
 A refusal of the whole run raises `Refused` with what the service said, and nothing is cached for
 it: a key not taken, a missing model or deployment, nothing listening, a quota used up (a 429 with
 insufficient_quota), a wait asked for longer than 60 s, 429s past every retry and slow-down, the
-model's own refusal, and the stop rule: `stop_after` asks in a row (5 unless set) that ended in
+model's own refusal, and the stop rule: `stop_after` asks in a row (LimitConfig, 5) that ended in
 `error`, each after all its retries, with no answer between them, stop the run with the service's
 last words rather than spending the rest of its budget on a service that does not answer.
 
@@ -44,19 +44,34 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Literal
 
 from vectrixdb.chat_cache import CACHED_STATUSES, AnswerCache, Ledger, Stored, UsageRow, cache_key, price_of
+from vectrixdb.chat_config import DEFAULT_LIMITS, DEFAULT_REQUEST, MOVED, LimitConfig, RequestConfig
 from vectrixdb.chat_limits import Limiter
 from vectrixdb.chat_parallel import KeyLocks, concurrently
 from vectrixdb.chat_prompt import DATA_NOTE, Shape, inert, passage
 from vectrixdb.chat_reply import Attempts, NotACompletion, read_completion
 from vectrixdb.chat_routes import AZURE_API_VERSION, Route, azure_route, openai_route, rejects_json_schema, shown_url
-from vectrixdb.errors import BadInput, Refused
+from vectrixdb.errors import BadInput, BadType, Refused
+from vectrixdb.settings import moved
 
-__all__ = ["ChatWriter", "Outcome", "passage", "inert", "DATA_NOTE", "concurrently"]
+__all__ = ["ChatWriter", "Outcome", "RequestConfig", "LimitConfig", "passage", "inert", "DATA_NOTE", "concurrently"]
 
 Status = Literal["ok", "refused", "parse_failed", "truncated", "error"]
 _NO_LOCK = contextlib.nullcontext()
 ENVIRONMENT = ("VECTRIXDB_WRITER_URL", "VECTRIXDB_WRITER_MODEL", "VECTRIXDB_WRITER_KEY", "VECTRIXDB_WRITER_KEY_HEADER",
                "AZURE_OPENAI_WRITER_DEPLOYMENT", "AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_KEY")
+
+
+#: ChatWriter's keyword options and their defaults (azure_openai and from_environment take the same).
+OPTIONS = {"cache": None, "prices": None, "max_concurrency": 4, "max_retries": 4, "request": DEFAULT_REQUEST,
+           "limits": DEFAULT_LIMITS}
+
+
+def _configs(request: Any, limits: Any) -> None:
+    """request= and limits= are the config values, not dicts or numbers (BadType naming which)."""
+    if not isinstance(request, RequestConfig):
+        raise BadType(f"request is a RequestConfig(temperature=..., max_tokens=..., ...), not {type(request).__name__}")
+    if not isinstance(limits, LimitConfig):
+        raise BadType(f"limits is a LimitConfig(rpm=..., timeout=..., ...), not {type(limits).__name__}")
 
 
 @dataclass(frozen=True)
@@ -89,63 +104,61 @@ class ChatWriter:
     url: the full chat completions address; model: the model name the server knows; key: sent as a
     bearer token, or in `key_header` when the service wants another header (Foundry: `api-key`).
     cache: a SQLite file of answers; prices: {model or deployment: {"prompt": $, "completion": $}}
-    per million tokens. max_concurrency, rpm and tpm bound all calls of this writer together.
-    max_retries: tries again per request after a transient failure; patience: slow-downs after
-    that for 429s; stop_after: asks in a row ending in error that stop the run (see the module doc).
-    response_format: "json_schema" (OpenAI, Azure, vLLM, Ollama), "json_object" (llama.cpp's
-    `{"type": "json_object", "schema": ...}`) or "auto": json_schema until a server rejects it.
+    per million tokens. max_concurrency: requests at once for all calls of this writer together (4).
+    max_retries: tries again per request after a transient failure (4).
+    request: what each request asks for (RequestConfig: temperature, max_tokens, seed, extra_body,
+    response_format, strict); limits: rpm, tpm, timeout, patience and stop_after (LimitConfig; the
+    module doc says what each does). A keyword that moved there is refused with where it went.
     """
 
+    @moved("ChatWriter", MOVED)
     def __init__(self, url: str, model: str | None = None, key: str | None = None, key_header: str | None = None,
                  *, cache: str | os.PathLike | None = None, prices: dict | None = None, max_concurrency: int = 4,
-                 rpm: int | None = None, tpm: int | None = None, timeout: float = 120.0, max_retries: int = 4,
-                 temperature: float | None = 0.0, max_tokens: int | None = 1024, seed: int | None = None,
-                 extra_body: dict | None = None, response_format: str = "auto", strict: bool = False,
-                 patience: int = 6, stop_after: int = 5):
+                 max_retries: int = 4, request: RequestConfig = DEFAULT_REQUEST, limits: LimitConfig = DEFAULT_LIMITS):
         if not model:
             raise BadInput(f"model= names the model the server at {shown_url(url)[0]} should use (e.g. model='phi4-mini')")
-        route = openai_route(url, key, key_header, timeout=timeout)
-        self._setup(route, model, cache=cache, prices=prices, max_concurrency=max_concurrency, rpm=rpm, tpm=tpm,
-                    temperature=temperature, max_tokens=max_tokens, seed=seed, extra_body=extra_body,
-                    response_format=response_format, strict=strict, patience=patience, max_retries=max_retries,
-                    stop_after=stop_after)
+        _configs(request, limits)
+        route = openai_route(url, key, key_header, timeout=limits.timeout)
+        self._setup(route, model, cache=cache, prices=prices, max_concurrency=max_concurrency,
+                    max_retries=max_retries, request=request, limits=limits)
 
-    def _setup(self, route: Route, model: str, *, cache, prices, max_concurrency, rpm, tpm, temperature, max_tokens,
-               seed, extra_body, response_format, strict, patience, max_retries, stop_after) -> None:
-        if response_format not in ("auto", "json_schema", "json_object"):
-            raise BadInput(f"response_format is auto, json_schema or json_object, not {response_format!r}")
-        for name, value in (("max_retries", max_retries), ("patience", patience), ("stop_after", stop_after)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < (1 if name == "stop_after" else 0):
-                raise BadInput(f"{name} is a whole number from {1 if name == 'stop_after' else 0}, not {value!r}")
-        self.max_retries, self.stop_after = max_retries, stop_after
+    def _setup(self, route: Route, model: str, *, cache: str | os.PathLike | None, prices: dict | None,
+               max_concurrency: int, max_retries: int, request: RequestConfig, limits: LimitConfig) -> None:
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise BadInput(f"max_retries is a whole number from 0, not {max_retries!r}")
+        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
+            raise BadInput(f"max_concurrency is a whole number from 1, not {max_concurrency!r}")
+        self.request, self.limits = request, limits
+        self.max_retries, self.stop_after, self.patience = max_retries, limits.stop_after, limits.patience
         self._failing, self._failing_lock = 0, threading.Lock()
         self._keys, self._probing = KeyLocks(), threading.Lock()
         self.route, self.model, self.prices = route, model, dict(prices or {})
-        self.sampling = {k: v for k, v in dict(temperature=temperature, max_tokens=max_tokens, seed=seed,
-                                                extra_body=extra_body).items() if v is not None}
-        self.response_format, self.strict, self.patience = response_format, strict, patience
+        self.sampling = request.sampling()
+        self.response_format, self.strict = request.response_format, request.strict
         self.cache = AnswerCache(cache) if cache is not None else None
-        self.limiter = Limiter(max_concurrency, rpm, tpm)
+        self.limiter = Limiter(max_concurrency, limits.rpm, limits.tpm)
         self.ledger = Ledger()
 
     @classmethod
+    @moved("ChatWriter.azure_openai", MOVED)
     def azure_openai(cls, endpoint: str, deployment: str, key: str | None = None,
-                     api_version: str = AZURE_API_VERSION, *, credential: Any = None, timeout: float = 120.0,
-                     max_retries: int = 4, **options: Any) -> "ChatWriter":
+                     api_version: str = AZURE_API_VERSION, *, credential: Any = None, **options: Any) -> "ChatWriter":
         """An Azure OpenAI deployment; without a key, tokens come from azure-identity (`credential`,
-        DefaultAzureCredential unless given: the managed identity on Azure). Options as ChatWriter's."""
-        route = azure_route(endpoint, deployment, key, api_version, credential=credential, timeout=timeout)
-        writer = cls.__new__(cls)
-        defaults = dict(cache=None, prices=None, max_concurrency=4, rpm=None, tpm=None, temperature=0.0,
-                        max_tokens=1024, seed=None, extra_body=None, response_format="auto", strict=False, patience=6,
-                        stop_after=5)
-        unknown = set(options) - set(defaults)
+        DefaultAzureCredential unless given: the managed identity on Azure). Options as ChatWriter's
+        (cache, prices, max_concurrency, max_retries, request, limits)."""
+        unknown = set(options) - set(OPTIONS)
         if unknown:
-            raise BadInput(f"unknown option(s) {sorted(unknown)}; known: {sorted(defaults)}")
-        writer._setup(route, deployment, max_retries=max_retries, **{**defaults, **options})
+            raise BadType(f"unknown option(s) {sorted(unknown)}; known: {sorted(OPTIONS)}")
+        given = {**OPTIONS, **options}
+        _configs(given["request"], given["limits"])
+        route = azure_route(endpoint, deployment, key, api_version, credential=credential,
+                            timeout=given["limits"].timeout)
+        writer = cls.__new__(cls)
+        writer._setup(route, deployment, **given)
         return writer
 
     @classmethod
+    @moved("ChatWriter.from_environment", MOVED)
     def from_environment(cls, **options: Any) -> "ChatWriter":
         """The writer the settings name: VECTRIXDB_WRITER_URL (+ _MODEL, _KEY, _KEY_HEADER), or
         AZURE_OPENAI_WRITER_DEPLOYMENT with AZURE_OPENAI_ENDPOINT (+ AZURE_OPENAI_KEY, else the managed

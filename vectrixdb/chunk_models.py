@@ -122,11 +122,11 @@ def notes_of(writer: NoteWriter, document: str, spans: list[tuple[int, int]]) ->
 
 
 def llm_cutter(chat: ChatModel, *, max_tokens: int = 300) -> LLMCutter:
-    """For add_document(chunk="llm", cut_with=llm_cutter(chat)) and compare_chunking(cut_with=...)."""
+    """For add_document(chunk="llm", cut_with=llm_cutter(chat)) and CompareConfig(cut_with=...)."""
     return LLMCutter(chat, max_tokens)
 
 
 def context_writer(chat: ChatModel, *, max_tokens: int = 120, document_chars: int = DOCUMENT_CHARS) -> ContextWriter:
-    """For add_document(context_with=context_writer(chat)) and compare_chunking(context_with=...).
+    """For add_document(context_with=context_writer(chat)) and CompareConfig(context_with=...).
     document_chars: how much of the document (from its start) goes in front of every chunk."""
     return ContextWriter(chat, max_tokens, document_chars)

@@ -200,6 +200,7 @@ def compare_chunking_cmd(files: List[str] = typer.Argument(..., help="the origin
     """Compare the chunking techniques with the same character budget, with exact tests. A chat
     model (--chat, --llm-cuts, --notes) is asked for one word before any document is read."""
     from vectrixdb.evaluation.chunking import compare_chunking
+    from vectrixdb.evaluation.chunking_config import CompareConfig
 
     if run_name is not None and save_to is None:
         raise BadInput("--name names a saved run: give --save-to too")
@@ -218,7 +219,7 @@ def compare_chunking_cmd(files: List[str] = typer.Argument(..., help="the origin
                    for name, given, make in (("cut_with", llm_cuts, llm_cutter), ("context_with", notes, context_writer))}
     report = compare_chunking(files, golden, budget=budget, techniques=technique or None, sizes=size or None,
                               headings=None if headings is None else [headings], chat=writer if chat else None,
-                              late=late, save_to=save_to, name=run_name, **model_built)
+                              save_to=save_to, config=CompareConfig(late=late, name=run_name, **model_built))
     if report.get("best") is None:
         raise VectrixError(report["reason"])
     if as_json:

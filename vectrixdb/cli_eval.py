@@ -272,29 +272,29 @@ def evaluate_text(table) -> str:
     return "\n".join(lines)
 
 
-HEADLINE = ("best", "accuracy", "ndcg@", "recall@", "chunk_f1", "page_f1", "doc_f1", "groundedness", "mrr")
-
-
 def headline_figure(row) -> str:
-    """The one figure `runs list` shows for a run: the first the run has of HEADLINE (a sweep's or
-    a comparison's best in words; else accuracy, nDCG, recall, then set F1 from the finest grain)."""
-    for prefix in HEADLINE:
-        for column, value in row.items():
-            if str(column).startswith(prefix) and value is not None and value == value and value != "":
-                return f"{column} {value:.3f}" if isinstance(value, float) else f"{column}: {str(value)[:64]}"
+    """The one figure `runs list` shows for a run, as its kind declares it (Kind.cli; by default the
+    first the run has of kinds.HEADLINE: a sweep's or a comparison's best in words; else accuracy,
+    nDCG, recall, then set F1 from the finest grain); an unreadable run says why."""
+    from vectrixdb.evaluation.kinds import KINDS, first_headline
+
     if row.get("status") == "unreadable":
         return f"cannot be read: {_short(row.get('error') or '')}"
-    return "—"
+    kind = KINDS.get(row.get("kind"))
+    return kind.cli_text(row) if kind else first_headline(row)
 
 
 def runs_text(frame) -> str:
-    """`runs list`: one aligned line per run (name, kind, status, headline figure, start time, id)."""
+    """`runs list`: one aligned line per run (name, kind, status, headline figure, start time, id);
+    a kind whose badge comes from its values (an evaluation's Retrieval, RAG) shows it beside its name."""
+    from vectrixdb.evaluation.kinds import KINDS
+
     rows = []
     for _, row in frame.iterrows():
         row = {k: v for k, v in row.items() if not (isinstance(v, float) and v != v)}  # NaN: not recorded
         kind = row.get("kind") or "?"
-        if kind == "evaluation" and row.get("type"):
-            kind = f"evaluation ({row['type']})"
+        if kind in KINDS and KINDS[kind].badge_from and row.get("type"):
+            kind = f"{kind} ({row['type']})"
         started = str(row.get("started") or "—").replace("T", " ").rstrip("Z")
         rows.append([_short(row.get("name") or "—")[:32], kind, str(row.get("status")), headline_figure(row),
                      started, str(row.get("run_id"))])

@@ -43,13 +43,15 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
         from vectrixdb.chat import ChatWriter
         from vectrixdb.errors import AlreadyExists
         from vectrixdb.evaluation.writing import write_golden
+        from vectrixdb.evaluation.writing_config import WritingConfig
 
         if io.exists(out):  # before opening anything or building a writer
             raise AlreadyExists(f"{out} already exists; it is never written over")
         db = open_collection(name, path, as_)
         asked = _lines(examples) if examples else []
         written = write_golden(db, out, n=n, writer=ChatWriter.from_environment(), examples=asked,
-                               scenario=scenario, task=task, cache=cache, evolve=evolve, check_model=True)
+                               cache=cache, evolve=evolve,
+                               config=WritingConfig(scenario=scenario, task=task, check_model=True))
         typer.echo(written.summary())
 
     @golden_app.command("audit")

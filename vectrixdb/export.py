@@ -86,11 +86,17 @@ def _unjudged_rows(report) -> list[tuple[str, str, None]]:
 
 
 def _extra_tables(report) -> list[dict[str, Any]]:
-    """Tables a kind adds to its certificate: a chunking comparison's techniques and cost."""
+    """Tables a kind adds to its certificate (Kind.certificate), [{"title", "rows"}]."""
+    from vectrixdb.evaluation.kinds import call, kind_of
+
+    kind = kind_of(report.kind)
+    return list(call(kind.certificate, report)) if kind.certificate else []
+
+
+def chunking_tables(report) -> list[dict[str, Any]]:
+    """A chunking comparison's certificate tables: its techniques and its cost."""
     from vectrixdb.server import views
 
-    if report.kind != "chunking":
-        return []
     view = views.chunking_view(report)
     right = view["decided_by"] == "answered right"
     rows = [["technique", "best build", "found", "answered right", "chunks", "p vs best", ""]]
@@ -102,28 +108,51 @@ def _extra_tables(report) -> list[dict[str, Any]]:
 
 def misses(report) -> list[dict[str, Any]]:
     """One entry per question that missed something: its title and lines, each plain text or
-    {"label", "markdown"} for a passage or an answer (the PDF renders its Markdown)."""
+    {"label", "markdown"} for a passage or an answer (the PDF renders its Markdown). What counts is
+    the kind's (Kind.appendix); by default the run's recorded misses (miss_entries)."""
+    from vectrixdb.evaluation.kinds import call, kind_of
+
+    kind = kind_of(report.kind)
+    return list(call(kind.appendix, report)) if kind.appendix else miss_entries(report)
+
+
+def chunking_appendix(report) -> list[dict[str, Any]]:
+    """A chunking comparison's appendix: each question its best build did not find (or answer right)."""
+    out: list[dict[str, Any]] = []
+    if not (report.get("best") and "outcomes" in report.tables):
+        return miss_entries(report)
+    best = report["best"]
+    column = f"{best['name']}/{best['chunk_size']}/{'heading' if best['embed_heading'] else 'plain'}"
+    outcomes = report.tables["outcomes"]
+    if column in outcomes:
+        for qid, ok in outcomes[column].items():
+            if not bool(ok):
+                out.append({"title": f"{qid}", "lines": [f"not {report.get('decided_by')} by the best build {column}"]})
+    return out
+
+
+def miss_entries(report) -> list[dict[str, Any]]:
+    """The run's recorded misses (`misses`): the question, what was expected, what came back instead."""
     from vectrixdb.server import views
     from vectrixdb.server.markdown import excerpt
 
     out = []
-    if report.kind == "chunking" and report.get("best") and "outcomes" in report.tables:
-        best = report["best"]
-        column = f"{best['name']}/{best['chunk_size']}/{'heading' if best['embed_heading'] else 'plain'}"
-        outcomes = report.tables["outcomes"]
-        if column in outcomes:
-            for qid, ok in outcomes[column].items():
-                if not bool(ok):
-                    out.append({"title": f"{qid}", "lines": [f"not {report.get('decided_by')} by the best build {column}"]})
-        return out
-    table = views.question_table(report)
     for miss in report.get("misses") or []:
         lines = [f"question: {miss.get('question')}", f"expected: {views.fmt(miss.get('expected'))}; "
                  f"first right result at rank {views.fmt(miss.get('first_right_rank'))}", "came back instead:"]
         lines += [{"label": f"{g.get('doc_id')} page {views.fmt(list(g.get('pages') or []))}:",
                    "markdown": excerpt(g.get("text") or "")} for g in miss.get("got") or []]  # drawn as Markdown
         out.append({"title": str(miss.get("id")), "lines": lines})
-    if report.kind != "evaluation" or table is None:
+    return out
+
+
+def evaluation_appendix(report) -> list[dict[str, Any]]:
+    """A run_evaluation run's appendix: its misses, then each question with a level missed or a
+    judged score below 1 (its answers as Markdown)."""
+    from vectrixdb.server import views
+
+    out = miss_entries(report)
+    if views.question_table(report) is None:
         return out
     for q in views.question_details(report):  # one pass over the table: linear in the questions
         qid = q["id"]
@@ -165,7 +194,7 @@ def html_text(report, *, sla: Any = None) -> str:
                   figures=[{**f, "uri": data_uri(f["png"])} for f in run_figures(report)],
                   warnings=report.get("warnings") or [], grade=certify.grade(report, rules),
                   sla=certify.compliance(report, rules), sla_source=source, rule=certify.GRADE_RULE,
-                  chunking=views.chunking_view(report) if report.kind == "chunking" else None,
+                  extras=views.kind_view(report),
                   questions=list(views.question_details(report, MAX_OFFLINE_QUESTIONS)),
                   more=(len(table) - len(ids)) if table is not None else 0)
 

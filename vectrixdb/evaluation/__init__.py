@@ -17,16 +17,16 @@ _EXPORTS = {
     "run_evaluation": "pipeline",
     "compare_runs": "experiments",
     "questions_needed": "power", "ppi_mean": "ppi",
-    "ChatWriter": "chat",
+    "ChatWriter": "chat", "RequestConfig": "chat", "LimitConfig": "chat",
     "write_golden": "writing", "Written": "writing_summary", "audit_golden": "audit",
     "PassageConfig": "writing_config", "KindConfig": "writing_config", "CheckConfig": "writing_config",
-    "CriticConfig": "writing_config", "EvolutionConfig": "writing_config",
+    "CriticConfig": "writing_config", "EvolutionConfig": "writing_config", "WritingConfig": "writing_config",
     "retrieval_report": "retrieval", "evaluate": "retrieval", "metric_table": "metrics",
     "pool": "pooling",
     "list_runs": "runs", "load_run": "runs",
     "answer_cutoff": "cutoff",
     "sweep_markdown": "sweep",
-    "compare_chunking": "chunking",
+    "compare_chunking": "chunking", "CompareConfig": "chunking_config",
 }
 __all__ = sorted([*_EXPORTS, "sweep"])
 

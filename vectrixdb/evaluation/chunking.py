@@ -13,12 +13,12 @@ ranked by its best build (more found; equal counts go to fewer chunks). Each pai
 best builds gets an exact McNemar test on the questions only one of them found; a technique whose
 gap to the best could be luck (p >= alpha) is marked a tie.
 
-With a model (chat=, or answer= and judge=; evaluation/reader.py), each build's handed characters
-are all the answer may be written from, the answer is judged for correctness against the golden
-reference, and *answered right* decides the ranking and the exact tests; found is kept beside it,
-and the model's calls, tokens, cost and unscorable outcomes are in `report["model"]`. Unscorable
-answers are counted per build; when none was scorable, `best` is None with the reason
-(evaluation/chunking_models.py). Ties in the ranking go to fewer chunks, then the plan's order.
+With a model (chat=, or CompareConfig's answer= and judge=; evaluation/reader.py), each build's
+handed characters are all the answer may be written from, the answer is judged for correctness
+against the golden reference, and *answered right* decides the ranking and the exact tests; found
+is kept beside it, and the model's calls, tokens, cost and unscorable outcomes are in
+`report["model"]`. Unscorable answers are counted per build; when none was scorable, `best` is
+None with the reason (evaluation/chunking_models.py). Ties in the ranking go to fewer chunks, then the plan's order.
 
 Cost: every build is chunked first, then the distinct texts of all 36 builds are embedded in one
 batch (through the cache), so overlapping builds never embed a text twice; search is an exact
@@ -33,15 +33,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from vectrixdb.errors import BadInput
+from vectrixdb.errors import BadInput, BadType
+from vectrixdb.evaluation.chunking_config import DEFAULT_COMPARE, MOVED, CompareConfig
 from vectrixdb.evaluation.golden import Question, split_label
 from vectrixdb.evaluation.labels import normal
 from vectrixdb.evaluation.report import Report
+from vectrixdb.settings import moved
 
 TECHNIQUES = ("structure", "parent_child", "recursive", "sentence", "semantic", "fixed")
 SIZES = (500, 1000, 2000)
 SMALL_SIZES = {"parent_child": (250, 500, 1000)}
-ALPHA = 0.05
 
 
 @dataclass
@@ -63,19 +64,24 @@ def collections_of(documents: Any) -> dict[str, list]:
     return {"default": read_documents(documents)}
 
 
+@moved("compare_chunking", MOVED)
 def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniques: Sequence[str] | None = None,
                      sizes: Sequence[int] | dict | None = None, headings: Sequence[bool] | None = None,
-                     save_to: str | None = None, model: Any = None, alpha: float = ALPHA,
-                     chat: Any = None, answer: Any = None, judge: Any = None, threshold: float = 0.5,
-                     cut_with: Any = None, context_with: Any = None, late: bool | None = None,
-                     executor: str = "local", progress: bool = True, name: str | None = None) -> Report:
-    """See the module docstring. With a model (chat=, or answer= and judge=), each build's answer is
-    written from the characters it handed over alone and judged against the golden reference:
-    answered right decides the ranking and the exact tests, and found is kept beside it.
-    executor="ray" chunks the builds and embeds their distinct texts on a Ray cluster (model calls
-    stay here, behind the writer's one limiter and cache); the outcomes are the same as local.
-    cut_with=, context_with= and late= give (or, with False, refuse) each model-backed build; chat=
-    gives the first two (evaluation/chunking_models.py).
+                     chat: Any = None, save_to: str | None = None, progress: bool = True,
+                     config: CompareConfig = DEFAULT_COMPARE) -> Report:
+    """See the module docstring. budget: the characters each build hands over per question;
+    techniques / sizes (a list, or {technique: sizes}) / headings (embed the heading path: [False,
+    True]) make the plan; chat: a ChatWriter that answers, judges and makes the model-backed builds;
+    config: the rest (CompareConfig: the embedding model, alpha, answer / judge / threshold,
+    cut_with / context_with / late, executor, the run's name).
+
+    With a model (chat=, or CompareConfig's answer= and judge=), each build's answer is written from
+    the characters it handed over alone and judged against the golden reference: answered right
+    decides the ranking and the exact tests, and found is kept beside it. executor="ray" chunks the
+    builds and embeds their distinct texts on a Ray cluster (model calls stay here, behind the
+    writer's one limiter and cache); the outcomes are the same as local. cut_with, context_with and
+    late give (or, with False, refuse) each model-backed build; chat= gives the first two
+    (evaluation/chunking_models.py).
 
     With save_to, the comparison is saved as it goes, like run_evaluation: pending, running (with
     the stage reached), then completed, or failed with the error (raised after it is recorded), so
@@ -83,15 +89,18 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     from vectrixdb.evaluation.report import now
     from vectrixdb.evaluation.runs import LiveRun
 
-    if budget <= 0:
-        raise BadInput(f"budget must be a positive number of characters, not {budget}")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+        raise BadInput(f"budget must be a positive number of characters, not {budget!r}")
+    if not isinstance(config, CompareConfig):
+        raise BadType(f"config is a CompareConfig(alpha=..., late=..., ...), not {type(config).__name__}")
+    c = config
     began = now()
-    live = LiveRun(save_to, "chunking", name) if save_to else None  # name: what list_runs and the dashboard show
+    live = LiveRun(save_to, "chunking", c.name) if save_to else None  # name: what list_runs and the dashboard show
     try:
         report = _compare(documents, golden, began, live, budget=budget, techniques=techniques, sizes=sizes,
-                          headings=headings, model=model, alpha=alpha, chat=chat, answer=answer, judge=judge,
-                          threshold=threshold, cut_with=cut_with, context_with=context_with, late=late,
-                          executor=executor, progress=progress)
+                          headings=headings, model=c.model, alpha=c.alpha, chat=chat, answer=c.answer, judge=c.judge,
+                          threshold=c.threshold, cut_with=c.cut_with, context_with=c.context_with, late=c.late,
+                          executor=c.executor, progress=progress)
     except BaseException as exc:
         if live:
             error = f"{type(exc).__name__}: {exc}"

@@ -8,9 +8,10 @@ duration, question count, and what it was measured on: golden file and SHA-256, 
 questions, collection, its generation and embedding model; golden.provenance). Undefined numbers are None with a `reason`, never 0 or 1; anything a
 reader must know before trusting a number is in `report["warnings"]`.
 
-Every kind is registered once in KINDS: where its runs are saved, its plot, its extra tables,
-which table holds one row per question, and its schema version. `save()` and `load_run()` go
-through that registry only, so a saved report loads back equal to the one saved (values, frame and
+Every kind is declared once (evaluation/kinds.py, the built-ins in kinds_builtin.py): where its
+runs are saved, its plot, its extra tables, which table holds one row per question, its schema
+version, and what listings, the dashboard and the certificate show of it. `save()` and `load_run()`
+go through that registry only, so a saved report loads back equal to the one saved (values, frame and
 tables), integer keys such as k come back as integers, and `.plot()` works after loading.
 """
 from __future__ import annotations
@@ -21,51 +22,13 @@ import json
 import math
 import secrets
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from vectrixdb.errors import BadInput, MissingExtra, NotFound
 
 
-@dataclass(frozen=True)
-class Kind:
-    name: str
-    folder: str  # runs are saved as <folder>/<this>/runs/<run id>/
-    plot: str | None  # "module:function", called as function(report, ...)
-    tables: tuple[str, ...] = ()  # extra tables beside .frame
-    questions: str | None = "frame"  # the table with one row per question (written as questions.csv)
-    version: int = 2
-
-
-KINDS: dict[str, Kind] = {}
-
-
-def register(kind: Kind) -> Kind:
-    if kind.name in KINDS:
-        raise BadInput(f"report kind {kind.name!r} is registered twice")
-    KINDS[kind.name] = kind
-    return kind
-
-
-register(Kind("retrieval", "retrieval", "vectrixdb.plotting:recall_curve"))
-register(Kind("evaluate", "retrieval", "vectrixdb.plotting:setup_comparison", questions=None))
-register(Kind("cutoff", "retrieval", "vectrixdb.plotting:cutoff_plot", ("candidates",)))
-register(Kind("sweep", "sweeps", "vectrixdb.plotting:sweep_plot", questions=None))
-register(Kind("chunking", "chunking", "vectrixdb.plotting:chunking_plot", ("outcomes",), questions="outcomes"))
-register(Kind("answers", "evaluations", "vectrixdb.plotting:answers_plot"))
-register(Kind("calibration", "evaluations", "vectrixdb.plotting:calibration_plot"))
-register(Kind("evaluation", "evaluations", "vectrixdb.plotting:evaluation_plot"))
-register(Kind("experiment", "experiments", "vectrixdb.plotting:experiment_plot", ("changed",), questions=None))
-register(Kind("golden_audit", "audits", "vectrixdb.plotting_audit:audit_plot"))
-register(Kind("power", "experiments", "vectrixdb.evaluation.power:power_plot", questions=None))  # questions_needed
-register(Kind("ppi", "evaluations", "vectrixdb.evaluation.ppi:ppi_plot", questions=None))  # ppi_mean
-register(Kind("pool", "retrieval", "vectrixdb.evaluation.pooling:pool_plot", questions=None))  # pooling.pool
-
-
-def kind_of(name: str) -> Kind:
-    if name not in KINDS:
-        raise BadInput(f"unknown report kind {name!r}; known: {sorted(KINDS)}")
-    return KINDS[name]
+from vectrixdb.evaluation import kinds_builtin  # noqa: E402,F401 - registers the built-in kinds
+from vectrixdb.evaluation.kinds import HEADER, KINDS, Kind, header_of, kind_of, register  # noqa: E402,F401
 
 
 def now() -> float:
@@ -146,7 +109,8 @@ class Report(dict):
 
     def save(self, folder: str) -> str:
         """Save as <folder>/<kind's folder>/runs/<run id>/report.json (plus questions.csv, the
-        per-question table, for people); never over another run. Returns the run id."""
+        per-question table, for people, and header.json, what a listing reads); never over another
+        run. Returns the run id."""
         from vectrixdb import io
 
         spec = kind_of(self.kind)
@@ -160,7 +124,13 @@ class Report(dict):
             per_question.to_csv(buffer)
             io.write_new(io.join(base, "questions.csv"), buffer.getvalue())
         io.write_new(io.join(base, "report.json"), self.to_json() + "\n")
+        io.write_new(io.join(base, HEADER), self.header_json() + "\n")  # after the body: a header names a whole run
         return run_id
+
+    def header_json(self) -> str:
+        """The run's header (kinds.header_of): what a listing shows, readable without report.json."""
+        return json.dumps(header_of({**plain(self.meta), "values": plain(dict(self))}), ensure_ascii=False,
+                          allow_nan=False)
 
     def to_trec(self, path: str, tag: str = "vectrixdb") -> str:
         """A retrieval report's run as a TREC run file that trec_eval ranks exactly as the report did,

@@ -1,16 +1,19 @@
 """Saved runs: `<folder>/<kind's folder>/runs/<id>/report.json` plus the per-question table as CSV.
 
 The folder may be local, s3:// or an Azure Blob address. A run id is the UTC time and a random
-suffix; a run is written once and never over another (Report.save). Which folder a kind lives in
-is the report registry's business (report.KINDS): retrieval reports, evaluate() tables and
-cut-offs under retrieval/, chunking comparisons under chunking/, sweeps under sweeps/.
+suffix; a run is written once and never over another (Report.save), with a small header.json
+beside report.json that listings read instead of the body (kinds.header_of; `listed` says when
+the body is read after all). Which folder a kind lives in, its badge and its headline figures are
+its declaration's business (evaluation/kinds.py): retrieval reports, evaluate() tables and cut-offs
+under retrieval/, chunking comparisons under chunking/, sweeps under sweeps/.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from vectrixdb import io
 from vectrixdb.errors import NotFound
+from vectrixdb.evaluation import kinds
 from vectrixdb.evaluation.report import KINDS, Report, kind_of
 
 
@@ -23,31 +26,64 @@ def save_run(report: Report, folder: str, kind: str | None = None) -> str:
 
 def _folders(kind: str | None) -> list[str]:
     if kind is None:
-        return sorted({k.folder for k in KINDS.values()})
+        return kinds.folders()
     spec = KINDS.get(kind)
     return [spec.folder] if spec else [kind]  # a kind or a folder name
 
 
 def list_runs(folder: str, kind: str | None = None):
     """The saved runs (of one kind or folder, or all), newest first, as a DataFrame: run id, kind,
-    status, started, duration, question count and the headline figures."""
+    badge (`type`), status, started, duration, question count and the headline figures. A finished
+    run is read from its header.json alone (listed()); its body is never parsed."""
     import pandas as pd
-
-    from vectrixdb.evaluation import progress
 
     rows = []
     for sub in _folders(kind):
         for run_id in io.listdir(io.join(folder, sub, "runs")):
-            path = io.join(folder, sub, "runs", run_id, "report.json")
-            if not io.exists(path):
+            base = io.join(folder, sub, "runs", run_id)
+            got = listed(run_id, io.join(base, "report.json"), lambda name, b=base: _read(io.join(b, name)))
+            if got is None or (kind in KINDS and got[1].get("kind") != kind):
                 continue
-            data, reason = read_head(io.read_bytes(path))
-            if kind in KINDS and (data.get("kind") if isinstance(data, dict) else None) != kind:
-                continue
-            rows.append(unreadable_row(run_id, data, reason) if reason else
-                        row_of(run_id, progress.apply_head(data, path)))
+            rows.append(got[1])
     frame = pd.DataFrame(rows)
     return frame.sort_values("run_id", ascending=False).reset_index(drop=True) if rows else frame
+
+
+def _read(path: str) -> bytes | None:
+    return io.read_bytes(path) if io.exists(path) else None
+
+
+FINAL = ("completed", "failed")
+
+
+def listed(run_id: str, report_path: str, read: Callable[[str], bytes | None]) -> tuple[dict, dict] | None:
+    """(head, listing row) of one run, or None when its folder holds no run; `read(name)` gives the
+    bytes of a file of the run's folder or None. The rule, shared by list_runs and the dashboard:
+
+    - a run with a header.json is listed from it alone when it is finished (completed or failed);
+      a header that cannot be used lists the run as `unreadable`, naming header.json and why;
+    - a run still going (pending, running) is listed from its report.json's head with its progress
+      log applied (the header holds no values to apply the log to), as is a run saved before runs
+      had headers; a report.json that cannot be used lists as `unreadable`, naming report.json.
+    Either way one bad file is one row saying so, and the rest of the list is unaffected."""
+    from vectrixdb.evaluation import progress
+    from vectrixdb.evaluation.saved import check_header, parse
+
+    raw = read(kinds.HEADER)
+    if raw is not None:
+        data, reason = parse(raw)
+        reason = reason or check_header(data)
+        if reason:
+            return {}, unreadable_row(run_id, data, f"{kinds.HEADER}: {reason}")
+        if data.get("status") in FINAL:
+            return data, header_row(run_id, data)
+    body = read("report.json")
+    if body is None:
+        return None
+    data, reason = read_head(body)
+    if reason:
+        return {}, unreadable_row(run_id, data, f"report.json: {reason}")
+    return data, row_of(run_id, progress.apply_head(data, report_path))
 
 
 _TABLES = b'\n  "tables": '
@@ -56,9 +92,10 @@ _TABLES = b'\n  "tables": '
 def read_head(raw: bytes) -> tuple[Any, str | None]:
     """(the meta and values of a report.json, None), or (what parsed, why the run cannot be read).
 
-    report.json is written with indent=2 and "tables" last, so the first line that is exactly the
-    top-level key `  "tables": ` ends what a listing needs (a JSON string holds no raw newline, so
-    nothing inside a value looks like it): only that part is parsed when the file has that line."""
+    For runs without a header (saved before headers, or still going). report.json is written with
+    indent=2 and "tables" last, so the first line that is exactly the top-level key `  "tables": `
+    ends what a listing needs (a JSON string holds no raw newline, so nothing inside a value looks
+    like it): only that part is parsed when the file has that line; otherwise the whole file is."""
     from vectrixdb.evaluation.saved import check_head, parse
 
     cut = raw.find(_TABLES)
@@ -71,12 +108,24 @@ def read_head(raw: bytes) -> tuple[Any, str | None]:
     return data, reason or check_head(data)
 
 
-def row_of(run_id: str, data: dict) -> dict[str, Any]:
-    """One listing row of a readable run (list_runs and the dashboard's listing share it)."""
+def _row(run_id: str, data: dict, badge: str | None, headline: dict) -> dict[str, Any]:
     status, _ = effective_status(data)
-    return {"run_id": run_id, "type": _type(data), "kind": data.get("kind"), "status": status,
+    return {"run_id": run_id, "type": badge, "kind": data.get("kind"), "status": status,
             "name": data.get("name"), "started": data.get("started"), "duration_s": data.get("duration_s"),
-            "questions": data.get("questions"), **_headline(data.get("values", {}))}
+            "questions": data.get("questions"), **headline}
+
+
+def row_of(run_id: str, data: dict) -> dict[str, Any]:
+    """The listing row of a run read from its report.json's head: the kind's declaration computes
+    the badge and the headline figures from its values."""
+    kind = kind_of(data["kind"])
+    values = data.get("values", {})
+    return _row(run_id, data, kind.badge(values), kind.headline_of(values))
+
+
+def header_row(run_id: str, header: dict) -> dict[str, Any]:
+    """The listing row of a run read from its header.json (the same row row_of gives from its body)."""
+    return _row(run_id, header, header.get("badge"), header.get("headline") or {})
 
 
 def unreadable_row(run_id: str, data: Any, reason: str) -> dict[str, Any]:
@@ -86,84 +135,27 @@ def unreadable_row(run_id: str, data: Any, reason: str) -> dict[str, Any]:
             "name": None, "started": None, "duration_s": None, "questions": None, "error": reason}
 
 
-TYPES = {"retrieval": "Retrieval", "evaluate": "Retrieval", "cutoff": "Retrieval", "sweep": "Chunking",
-         "chunking": "Chunking", "answers": "Generation", "calibration": "Generation", "experiment": "Experiment",
-         "power": "Power", "pool": "Pool", "ppi": "PPI", "golden_audit": "Audit"}
-BADGES = ("Retrieval", "Generation", "RAG", "Chunking", "Experiment", "Power", "Pool", "PPI", "Audit")
-
-
 def type_of(kind: str | None, values: dict | None) -> str | None:
-    """The badge a run of `kind` shows (one of BADGES): an evaluation run's own type (Retrieval,
-    Generation or RAG), otherwise by kind; None for a kind with no badge (shown as Unknown)."""
-    if kind == "evaluation":
-        return (values or {}).get("type")
-    return TYPES.get(kind)
+    """The badge a run of `kind` shows (its declaration's; one of kinds.badges()); None for a kind
+    with no badge (shown as Unknown)."""
+    spec = KINDS.get(kind) if isinstance(kind, str) else None
+    return spec.badge(values) if spec else None
 
 
-def _type(data: dict) -> str | None:
-    return type_of(data.get("kind"), data.get("values"))
+def __getattr__(name: str):
+    """TYPES (kind -> badge) and BADGES, read from the kind declarations when asked (kept for callers)."""
+    if name == "BADGES":
+        return kinds.badges()
+    if name == "TYPES":
+        return {n: k.badge({}) for n, k in KINDS.items() if k.badges and not k.badge_from}
+    raise AttributeError(name)
 
 
 def _headline(values: dict) -> dict[str, Any]:
-    """A run's headline figures by name. Set figures carry the k they were read at (`page_f1@10`:
-    set F1 over the first 10 results; its best is below 1 when k exceeds the expected items, so
-    certify.py shows it and does not grade it). `best` is said in words: an `evaluate` run's best
-    setup with its nDCG, a chunking comparison's best build with its found share."""
-    out: dict[str, Any] = {"by": values.get("by")} if values.get("by") else {}
-    levels = values.get("levels") or {}
-    k = values.get("k")
-    k = k[-1] if isinstance(k, list) and k else k
-    at = f"@{k}" if isinstance(k, int) else ""
-    for level in ("chunk", "page", "doc"):
-        if isinstance(levels.get(level), dict):
-            out[f"{level}_f1{at}"] = levels[level].get("f1")
-    for metric in ("accuracy", "groundedness"):
-        if isinstance(values.get("metrics"), dict) and metric in values["metrics"]:
-            out[metric] = values["metrics"][metric]
-    for family in ("recall", "ndcg"):
-        got = values.get(family)
-        if isinstance(got, dict) and got:
-            last = max(got, key=lambda x: int(x))
-            out[f"{family}@{last}"] = got[last]
-    if values.get("mrr") is not None:
-        out[f"mrr@{values.get('depth')}" if values.get("depth") else "mrr"] = values["mrr"]
-    if values.get("best") is not None:
-        out["best"] = _best_text(values["best"]) if isinstance(values["best"], dict) else values["best"]
-    out.update(_study_headline(values))
-    return out
+    """Kept for callers of the first version: the standard headline rule (kinds_builtin)."""
+    from vectrixdb.evaluation.kinds_builtin import standard_headline
 
-
-def _study_headline(values: dict) -> dict[str, Any]:
-    """The figures a power study (`detectable <measure>`, its first 4 measures), a pool (`pooled`
-    unjudged results) or a PPI report (`<metric>` estimate with its interval ends) is listed with."""
-    out: dict[str, Any] = {}
-    if isinstance(values.get("detectable"), dict) and "questions_for" in values:
-        for measure, d in list(values["detectable"].items())[:4]:
-            out[f"detectable {measure}"] = d
-    if "pooled" in values and "first_found" in values:
-        out["pooled"] = values["pooled"]
-    if "width_ratio" in values and "estimate" in values:
-        metric = values.get("metric") or "mean verdict"
-        ci = values.get("ci") if isinstance(values.get("ci"), list) and len(values["ci"]) == 2 else [None, None]
-        out.update({f"{metric} (PPI)": values["estimate"], "PPI low": ci[0], "PPI high": ci[1]})
-    return out
-
-
-def _best_text(best: dict) -> str:
-    """The best setup or build in words: an `evaluate` run's `hybrid · default · - (ndcg@10 0.682,
-    412 ms median)`, a sweep's `recursive 400 (ndcg@3 0.710)`, a chunking comparison's
-    `recursive 400 (31/40 found)`."""
-    if "mode" in best:
-        name = " · ".join(str(best.get(k) or "-") for k in ("mode", "vectors", "rerank"))
-    else:
-        name = " ".join(str(best[k]) for k in ("name", "chunk", "chunk_size") if best.get(k) is not None) or "best"
-    quality = next((k for k in best if k.startswith("ndcg@") and not k.endswith((" low", " high"))), None)
-    figures = [f"{quality} {best[quality]:.3f}"] if quality and isinstance(best.get(quality), (int, float)) else []
-    if isinstance(best.get("median_ms"), (int, float)):
-        figures.append(f"{best['median_ms']:.0f} ms median")
-    if best.get("of"):
-        figures.append(f"{best.get('found')}/{best['of']} found")
-    return name + (f" ({', '.join(figures)})" if figures else "")
+    return standard_headline(values)
 
 
 def load_run(folder: str, run_id: str, kind: str | None = None) -> Report:
@@ -214,6 +206,7 @@ class LiveRun:
     the error). report.json is rewritten in one step each time (it is the library's own file), a few
     times per run; `append` records each question in between in the run's progress log
     (evaluation/progress.py: constant cost per question), which load_run and the listings apply.
+    header.json is rewritten after report.json each time, so it never claims more than the body holds.
     It records the process and a heartbeat (each write, each logged question), so a run whose
     process died is shown as failed, not running forever."""
 
@@ -237,6 +230,7 @@ class LiveRun:
         if error is not None:
             report.meta["error"] = error
         io.overwrite_owned(self.path, report.to_json() + "\n")
+        io.overwrite_owned(self.path[: -len("report.json")] + kinds.HEADER, report.header_json() + "\n")
         if status in ("completed", "failed"):  # report.json now holds all the log recorded
             from vectrixdb.evaluation import progress
 

@@ -13,6 +13,8 @@ writes (Report.to_json), checked field by field where a reader relies on the typ
   per-cut-off families (`recall`, `ndcg`, ... keyed by whole numbers), `mrr`; `best` is an object
   (a chunking comparison's best build with its name, size, heading and counts), `techniques`,
   `misses` and `warnings` are lists of what their readers take;
+- a header.json (check_header) holds the header version, a registered kind, meta fields of their
+  types, a badge and headline figures (numbers, text or null);
 - `tables` is an object of tables in pandas' table form, and the per-question columns that hold
   lists (expected, retrieved, matched, missed, passages) hold lists.
 """
@@ -87,7 +89,7 @@ def _kind(value: Any, want: type) -> bool:
 
 def check_head(data: Any) -> str | None:
     """Why the meta and values of a report cannot be used, or None when they can."""
-    from vectrixdb.evaluation.report import KINDS
+    from vectrixdb.evaluation.report import KINDS  # importing report registers the built-in kinds
 
     if not isinstance(data, dict):
         return f"it holds {type(data).__name__ if data is not None else 'null'}, not a report object"
@@ -105,6 +107,34 @@ def check_head(data: Any) -> str | None:
     if not isinstance(values, dict):
         return f"its values are {_shown(values)}, not an object"
     return _check_values(values, kind)
+
+
+def check_header(data: Any) -> str | None:
+    """Why a run's header.json (kinds.header_of) cannot be used, or None when it can: an object of
+    this header version, a registered kind, meta fields of their types, a badge that is text or
+    null, and headline figures that are numbers, text or null by name."""
+    from vectrixdb.evaluation.kinds import HEADER_VERSION
+    from vectrixdb.evaluation.report import KINDS
+
+    if not isinstance(data, dict):
+        return f"it holds {type(data).__name__ if data is not None else 'null'}, not a header object"
+    if data.get("header_version") != HEADER_VERSION:
+        return f"its header_version is {_shown(data.get('header_version'))}; this version reads {HEADER_VERSION}"
+    kind = data.get("kind")
+    if not isinstance(kind, str) or kind not in KINDS:
+        return f"its kind {kind!r} is not a kind of run this version knows ({', '.join(sorted(KINDS))})"
+    for key, want in META.items():
+        if not _kind(data.get(key), want):
+            return f"its {key} is {_shown(data.get(key))}, not {'a number' if want is float else want.__name__}"
+    if data.get("status") not in STATES:
+        return f"its status {data.get('status')!r} is none of pending, running, completed, failed"
+    if data.get("badge") is not None and not isinstance(data.get("badge"), str):
+        return f"its badge is {_shown(data.get('badge'))}, not text"
+    headline = data.get("headline")
+    if not isinstance(headline, dict) or not all(
+            isinstance(v, str) or _number(v) for v in headline.values()):
+        return f"its headline is {_shown(headline)}, not an object of figures (numbers, text or null)"
+    return None
 
 
 def _check_values(values: dict, kind: str) -> str | None:
@@ -134,12 +164,12 @@ def _check_values(values: dict, kind: str) -> str | None:
     best = values.get("best")
     if best is not None and not isinstance(best, dict):
         return f"values.best is {_shown(best)}, not an object"
-    if kind == "chunking":
-        builds = [("best", best)] + [(f"techniques[{i}]", t) for i, t in enumerate(_list(values, "techniques"))]
-        for where, build in builds:
-            reason = _build(where, build)
-            if reason:
-                return reason
+    from vectrixdb.evaluation.kinds import KINDS, call
+
+    check = KINDS[kind].check  # what the kind's own readers rely on (a chunking comparison: its builds)
+    reason = call(check, values) if check else None
+    if reason:
+        return reason
     for name in ("techniques", "misses", "warnings", "skipped"):
         got = values.get(name)
         if got is not None and not isinstance(got, list):
@@ -155,6 +185,16 @@ def _check_values(values: dict, kind: str) -> str | None:
             return f"values.{name} is {_shown(got)}, not an object"
     if isinstance(values.get("cost"), dict) and not isinstance(values["cost"].get("seconds") or {}, dict):
         return "values.cost.seconds is not an object"
+    return None
+
+
+def check_builds(values: dict) -> str | None:
+    """A chunking comparison's best build and each technique's row, as their readers use them."""
+    builds = [("best", values.get("best"))] + [(f"techniques[{i}]", t) for i, t in enumerate(_list(values, "techniques"))]
+    for where, build in builds:
+        reason = _build(where, build)
+        if reason:
+            return reason
     return None
 
 

@@ -29,25 +29,28 @@ from collections import Counter
 from typing import Any, Mapping, Sequence
 
 from vectrixdb.chat_parallel import concurrently, width
-from vectrixdb.errors import AlreadyExists, BadInput
+from vectrixdb.errors import AlreadyExists, BadInput, BadType
 from vectrixdb.evaluation import writing_prompts as prompts
 from vectrixdb.evaluation.writing_checks import check_draft, pick, repeat_key, row_parts
-from vectrixdb.evaluation.writing_config import (MIX, CheckConfig, CriticConfig, EvolutionConfig, KindConfig,
-                                                 PassageConfig, check_mix)
+from vectrixdb.evaluation.writing_config import (DEFAULT_WRITING, MIX, MOVED, CriticConfig, KindConfig, PassageConfig,
+                                                 WritingConfig, check_mix)
 from vectrixdb.evaluation.writing_passages import Alike, Passage, Slot, list_passages, plan_slots
 from vectrixdb.evaluation.writing_summary import Written, merge_usage, plan_kinds
+from vectrixdb.settings import moved
 
 DRAFT_TOKENS, SCORE_TOKENS = 400, 160
 
 
-def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: Sequence[str] = (),
-                 scenario: str | None = None, task: str | None = None, critic: Any = None, cache: Any = None,
-                 mix: Mapping[str, float] = MIX, evolve: int = 1, *, passages: PassageConfig = PassageConfig(),
-                 kinds: KindConfig = KindConfig(), checks: CheckConfig = CheckConfig(),
-                 critic_config: CriticConfig = CriticConfig(), evolution: EvolutionConfig = EvolutionConfig(),
-                 executor: str = "local", check_model: bool | None = None) -> Written:
+@moved("write_golden", MOVED)
+def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: Sequence[str] = (), *,
+                 critic: Any = None, cache: Any = None, mix: Mapping[str, float] = MIX, evolve: int = 1,
+                 config: WritingConfig = DEFAULT_WRITING) -> Written:
     """Draft up to n checked questions from db (a collection, a principal's view, or a list of them)
     into a new golden file at path, every row a draft. Returns a Written (see .summary()).
+    writer: the ChatWriter that drafts (default: ChatWriter.from_environment()); examples: questions
+    as people ask them, shown as style; critic: the ChatWriter that scores (default: the writer);
+    cache: a SQLite file of answers for this run; mix: the share of each kind; evolve: rewrites per
+    question; config: the steps' settings, scenario / task, executor and check_model (WritingConfig).
     executor="ray" embeds the passages for two-place questions on a Ray cluster (embed_corpus);
     every model call stays here, through the one writer, its limiter and its cache.
     check_model: one small call to the writer (and critic) before a single passage is read
@@ -62,12 +65,15 @@ def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: 
     if isinstance(evolve, bool) or not isinstance(evolve, int) or evolve < 0:
         raise BadInput(f"evolve is the number of rewrites per question, a whole number from 0, not {evolve!r}")
     shares = check_mix(mix)
+    if not isinstance(config, WritingConfig):
+        raise BadType(f"config is a WritingConfig(passages=..., scenario=..., ...), not {type(config).__name__}")
+    c = config
     if io.exists(path):
         raise AlreadyExists(f"{path} already exists; write_golden never writes over a file (it may hold checked rows)")
     if isinstance(examples, str):
         examples = [examples]
     sources = list(db) if isinstance(db, (list, tuple)) else [db]
-    check_model = writer is None if check_model is None else check_model
+    check_model = writer is None if c.check_model is None else c.check_model
     if writer is None:
         from vectrixdb.chat import ChatWriter
 
@@ -77,13 +83,13 @@ def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: 
     store = AnswerCache(cache) if cache is not None else None
     try:
         run = Run(_for_run(writer, store), _for_run(critic, store) if critic is not None else None,
-                  [str(e) for e in examples], scenario, task, kinds, checks, critic_config, evolution, evolve)
+                  [str(e) for e in examples], c.scenario, c.task, c.kinds, c.checks, c.critic_config, c.evolution, evolve)
         if check_model:
             from vectrixdb.evaluation.model_ready import check_answers
 
             for one in run.writers():
                 check_answers(one, "before a single passage was read")
-        return _write(sources, path, n, run, shares, passages, kinds, started, executor)
+        return _write(sources, path, n, run, shares, c.passages, c.kinds, started, c.executor)
     finally:
         if store is not None:
             store.close()

@@ -16,6 +16,9 @@ read) is listed in state `unreadable` with the reason; its own routes answer 422
 no other page is affected. Every request must name this server's host (server/guard.py, against
 DNS rebinding), and every answer carries a Content-Security-Policy that forbids framing.
 
+What a run of each kind shows (badge, headline figures, sections, figures, tab, whether it can be
+compared) is read from its declaration (evaluation/kinds.py); nothing here names a kind.
+
 Every route is GET. (fastapi is imported at the top, not lazily: with postponed annotations
 FastAPI must resolve `Request` from the module's globals.) A run id is looked up in the listing (server/listing.py), never joined into a
 path, so nothing outside FOLDER can be named; unknown ids are 404.
@@ -33,7 +36,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vectrixdb.errors import BadInput, NotFound, VectrixError
-from vectrixdb.evaluation.runs import BADGES
+from vectrixdb.evaluation import kinds
 from vectrixdb.evaluation.saved import UnreadableRun
 from vectrixdb.server import views
 from vectrixdb.server.guard import Guard, allowed_hosts
@@ -44,10 +47,8 @@ COLUMNS = [("type", "Type"), ("status", "State"), ("name", "Name"), ("run_id", "
            ("duration_s", "Duration (s)"), ("questions", "Questions"), ("chunk_f1", "Chunk F1@k"),
            ("page_f1", "Page F1@k"), ("doc_f1", "Doc F1@k"), ("accuracy", "Accuracy"), ("groundedness", "Groundedness")]
 SCORES = {"chunk_f1", "page_f1", "doc_f1", "accuracy", "groundedness"}
-TYPES = BADGES  # evaluation/runs.py's badges: the listing's Type filter offers each
 STATES = ("pending", "running", "completed", "failed", "unreadable")
 MAX_CHANGED = 1000  # rows of the Experiments page's "questions that changed" table
-PER_QUESTION_KINDS = ("evaluation", "retrieval", "chunking", "answers", "calibration", "cutoff")
 
 
 class Cache:
@@ -119,7 +120,8 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
         for r in rows:  # a set F1 sits in its column with the k it was read at beside it (`doc_f1@10`)
             for key in [k for k in r if k.split("@")[0] in SCORES and "@" in k]:
                 r[key.split("@")[0]], r[key.split("@")[0] + " k"] = r.pop(key), key.split("@")[1]
-        counts = {t: sum(r["type"] == t for r in rows) for t in TYPES}
+        types = kinds.badges()  # every kind's declared badges: the Type filter offers each
+        counts = {t: sum(r["type"] == t for r in rows) for t in types}
         shown = [r for r in rows if (not type or (r["type"] or "Unknown") == type) and (not state or r["status"] == state)]
         if sort not in {c for c, _ in COLUMNS} | {"started"}:
             raise BadInput(f"cannot sort by {sort!r}; choose one of started, {', '.join(c for c, _ in COLUMNS)}")
@@ -129,7 +131,7 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
         for r in shown:
             r["extra"] = {k: v for k, v in r.items() if k not in {c for c, _ in COLUMNS} |
                           {"kind", "extra", "started", "error"} and not k.endswith(" k") and v is not None and v == v}
-        return page(request, "runs.html", rows=shown, columns=COLUMNS, scores=SCORES, types=TYPES, states=STATES,
+        return page(request, "runs.html", rows=shown, columns=COLUMNS, scores=SCORES, types=types, states=STATES,
                     counts=counts, total=len(rows), filters={"type": type, "state": state}, sort=sort, order=order)
 
     def run_context(run_id: str) -> dict[str, Any]:
@@ -139,7 +141,7 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
                 "table": views.table_of(report), "figures": figures, "manifest": views.manifest(report),
                 "warnings": report.get("warnings") or [], "grade": certify.grade(report, rules),
                 "sla": certify.compliance(report, rules), "sla_source": source, "rule": certify.GRADE_RULE,
-                "chunking": views.chunking_view(report) if report.kind == "chunking" else None}
+                "extras": views.kind_view(report)}
 
     @app.get("/runs/{run_id}", response_class=HTMLResponse)
     def run_page(request: Request, run_id: str):
@@ -165,10 +167,11 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
 
     @app.get("/evaluate", response_class=HTMLResponse)
     def evaluate_page(request: Request, tab: str = "retrieval", run: str = ""):
-        if tab not in ("retrieval", "chunking"):
-            raise BadInput(f"no tab {tab!r}; the tabs are retrieval and chunking")
-        kinds = ("chunking",) if tab == "chunking" else ("retrieval", "evaluate", "cutoff")
-        choices = [r for r in runs.rows() if r["kind"] in kinds]
+        tabs = sorted({k.tab for k in kinds.KINDS.values() if k.tab})
+        if tab not in tabs:
+            raise BadInput(f"no tab {tab!r}; the tabs are {' and '.join(tabs)}")
+        picked = tuple(name for name, k in kinds.KINDS.items() if k.tab == tab)  # the kinds declaring this tab
+        choices = [r for r in runs.rows() if r["kind"] in picked]
         done = [r["run_id"] for r in choices if r["status"] == "completed"]
         chosen, context = run, run_context(run) if run else None
         for candidate in [] if run else done:  # the newest completed run that can be read
@@ -177,7 +180,7 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
                 break
             except UnreadableRun:
                 continue
-        if context and context["report"].kind not in kinds:
+        if context and context["report"].kind not in picked:
             raise BadInput(f"run {chosen} is a {context['report'].kind} run, not one for the {tab} tab")
         return page(request, "evaluate.html", tab=tab, choices=choices, chosen=chosen, ctx=context)
 
@@ -188,7 +191,8 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
         from vectrixdb.server.figures import png
 
         rows = runs.rows()
-        choices = [r for r in rows if r["kind"] in PER_QUESTION_KINDS and r["status"] == "completed"]
+        choices = [r for r in rows if r["kind"] in kinds.KINDS and kinds.KINDS[r["kind"]].comparable
+                   and r["status"] == "completed"]
         saved = [r for r in rows if r["kind"] == "experiment"]
         result, error = None, None
         if a and b:

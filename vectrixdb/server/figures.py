@@ -42,19 +42,17 @@ def data_uri(data: bytes | None) -> str | None:
 
 
 def run_figures(report) -> list[dict[str, Any]]:
-    """The figures a run is shown with: its own plot, plus per-kind extras. Each is
+    """The figures a run is shown with: its own plot, plus the extra plots its kind declares
+    (Kind.plots, each drawn when its `when` says the run has what it needs). Each is
     {"title", "caption", "png"}; figures that cannot be drawn are left out."""
-    from vectrixdb import plotting
+    from vectrixdb.evaluation.kinds import call, kind_of
 
-    spec = [("The run's plot", f"{report.kind} plot of run {report.meta.get('run_id')}", report.plot)]
-    if report.kind == "chunking" and report.get("techniques"):
-        spec.append(("Tie matrix", f"exact McNemar p-values between techniques, run {report.meta.get('run_id')}",
-                     lambda: plotting.tie_matrix(report)))
-    if report.kind in ("evaluation", "retrieval") and report.frame is not None and len(report.frame):
-        from vectrixdb.server.heatmap import question_heatmap
-
-        spec.append(("Per-question heatmap", f"scores per question, run {report.meta.get('run_id')}",
-                     lambda: question_heatmap(report)))
+    run_id = report.meta.get("run_id")
+    spec = [("The run's plot", f"{report.kind} plot of run {run_id}", report.plot)]
+    for extra in kind_of(report.kind).plots:
+        if extra.when is None or call(extra.when, report):
+            spec.append((extra.title, extra.caption.format(run_id=run_id),
+                         lambda draw=extra.draw: call(draw, report)))
     out = []
     for title, caption, draw in spec:
         data = png(draw)

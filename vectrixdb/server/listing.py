@@ -1,19 +1,19 @@
 """The dashboard's view of a folder of runs: a fast listing and the only way a run id becomes a path.
 
-`list_runs()` (evaluation/runs.py) reads one report.json at a time. The dashboard lists
-thousands, so it differs in two ways, neither of which changes a row:
+`list_runs()` (evaluation/runs.py) reads one run at a time. The dashboard lists thousands, so it
+differs in two ways, neither of which changes a row:
 
-- every report.json is fetched with one fsspec `cat` call per listing (concurrent on s3:// and
-  Blob, a plain loop locally);
-- a row whose file says completed or failed is kept in memory: such a file is written once and
+- every run's header.json is fetched with one fsspec `cat` call per listing (concurrent on s3://
+  and Blob, a plain loop locally), and the report.json of the few runs that need it (no header:
+  saved before headers; or still going) with one more;
+- a row whose header says completed or failed is kept in memory: such a run is written once and
   never again (runs.LiveRun's last write), so only pending and running runs are read again (with
   their progress log, evaluation/progress.py).
 
-Both parse only the part of a file before its tables (runs.read_head), and rows are made by
-runs.py's own helpers (`row_of`, `unreadable_row`), so `frame()` equals `list_runs(folder)`: a
-file that cannot be used (evaluation/saved.py says why) is a row in state `unreadable` with its
-reason, and never stops the others from being listed. A run id from a URL is looked up in this index and never joined
-to a path, so no id can reach outside FOLDER.
+Rows are made by runs.listed, the rule list_runs uses, so `frame()` equals `list_runs(folder)`: a
+header or report.json that cannot be used (evaluation/saved.py says why) is a row in state
+`unreadable` naming the file and why, and never stops the others from being listed. A run id
+from a URL is looked up in this index and never joined to a path, so no id can reach outside FOLDER.
 """
 from __future__ import annotations
 
@@ -25,12 +25,11 @@ from typing import Any
 
 from vectrixdb import io
 from vectrixdb.errors import NotFound
-from vectrixdb.evaluation import progress
-from vectrixdb.evaluation.report import KINDS
-from vectrixdb.evaluation.runs import read_head, row_of, unreadable_row
+from vectrixdb.evaluation import kinds
+from vectrixdb.evaluation.kinds import KINDS
+from vectrixdb.evaluation.runs import FINAL, listed
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-FINAL = ("completed", "failed")
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ class Runs:
 
     def _scan(self) -> dict[str, Ref]:
         refs = {}
-        for sub in sorted({k.folder for k in KINDS.values()}):
+        for sub in kinds.folders():
             base = io.join(self.folder, sub, "runs")
             for run_id in io.listdir(base):
                 if RUN_ID.match(run_id) and run_id not in refs:
@@ -64,23 +63,22 @@ class Runs:
         refs = self._scan()
         with self._lock:
             todo = [r for r in refs.values() if r.run_id not in self._final]
-        got = _cat([r.path for r in todo]) if todo else {}
+        heads = _cat([_header(r) for r in todo]) if todo else {}
+        later = [r for r in todo if _needs_body(heads.get(_header(r)))]
+        bodies = _cat([r.path for r in later]) if later else {}
         out = []
         with self._lock:
             for ref in refs.values():
                 if ref.run_id in self._final:
                     out.append(self._final[ref.run_id])
                     continue
-                data = got.get(ref.path)
-                if data is None:
+                files = {kinds.HEADER: heads.get(_header(ref)), "report.json": bodies.get(ref.path)}
+                got = listed(ref.run_id, ref.path, files.get)
+                if got is None:
                     continue
-                meta, reason = read_head(data)
-                if reason:  # listed with why, read again next time (a person may mend it)
-                    out.append((ref, {}, unreadable_row(ref.run_id, meta, reason)))
-                    continue
-                entry = (ref, meta, row_of(ref.run_id, progress.apply_head(meta, ref.path)))
-                if meta.get("status") in FINAL:
-                    self._final[ref.run_id] = entry
+                entry = (ref, got[0], got[1])
+                if got[1].get("status") in FINAL and got[0].get("status") in FINAL:
+                    self._final[ref.run_id] = entry  # an unreadable run is read again next time (it may be mended)
                 out.append(entry)
             self._refs = {e[0].run_id: e[0] for e in out}
         return out
@@ -113,6 +111,21 @@ class Runs:
 
         ref = self.ref(run_id)
         return load_run(self.folder, ref.run_id, next(k for k, spec in KINDS.items() if spec.folder == ref.folder))
+
+
+def _header(ref: Ref) -> str:
+    return ref.path[: -len("report.json")] + kinds.HEADER
+
+
+def _needs_body(header: bytes | None) -> bool:
+    """Whether runs.listed will read report.json too: no header, or one that is not final. A header
+    that cannot be parsed is listed as unreadable from itself, without the body."""
+    if header is None:
+        return True
+    from vectrixdb.evaluation.saved import check_header, parse
+
+    data, reason = parse(header)
+    return reason is None and check_header(data) is None and data.get("status") not in FINAL
 
 
 def _cat(paths: list[str]) -> dict[str, bytes]:

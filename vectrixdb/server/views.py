@@ -1,5 +1,6 @@
 """What the pages show, taken from a Report through its saved contract only (values, frame, tables,
-meta; report.KINDS says which table has one row per question). Plain dicts and lists go to the
+meta; the kind's declaration, evaluation/kinds.py, says which table has one row per question and
+which section and tables its run page adds). Plain dicts and lists go to the
 templates; escaping is the templates' job (Jinja2 autoescape), so nothing here builds HTML.
 """
 from __future__ import annotations
@@ -8,7 +9,7 @@ import math
 from typing import Any
 
 from vectrixdb.errors import NotFound
-from vectrixdb.evaluation.report import KINDS
+from vectrixdb.evaluation.kinds import KINDS, call
 from vectrixdb.server.heatmap import key_scores, score_columns
 
 LEVELS = ("chunk", "page", "doc")
@@ -205,3 +206,13 @@ def chunking_view(report) -> dict[str, Any]:
         cost_rows.append(("model", fmt(report["model"])))
     return {"techniques": techniques, "cost": cost_rows, "skipped": report.get("skipped") or [],
             "decided_by": report.get("decided_by"), "budget": report.get("budget"), "alpha": report.get("alpha")}
+
+
+def kind_view(report) -> dict[str, Any]:
+    """What the run page (and the offline copy) adds for the run's kind, from its declaration:
+    `graded` (lead with grade and SLA), `section` (a template) with its `view`, and `tables` (the
+    kind's certificate tables, shown on the page when it has no section of its own)."""
+    kind = KINDS[report.kind]
+    view = call(kind.view, report) if kind.view else None
+    tables = call(kind.certificate, report) if kind.certificate and not kind.section else []
+    return {"graded": kind.graded, "section": kind.section, "view": view, "tables": tables}

@@ -1,0 +1,173 @@
+"""Report kinds: one declaration per kind says everything the rest of the package does with it.
+
+A kind (`Kind`) is registered once (`register`) and from then on `runs list`, the dashboard's list
+and run page, the certificate PDF, the offline HTML copy and the CLI read it from here only:
+
+    name, folder, version        its name, the folder its runs are saved in, its schema version
+    plot, tables, questions      its main figure, extra tables, the table with one row per question
+    badges, badge_from           the dashboard badge (the first of badges, or the value named
+                                 badge_from when it is one of them: an evaluation is Retrieval/RAG)
+    headline                     values -> its headline figures by name, set figures with their k
+                                 (`page_f1@10`): the listing row, `runs list`, the run page, the PDF
+    figures                      report -> the figures the certificate adds
+    grades                       figure names (without @k) the kind adds to the graded ones: each
+                                 must reach 1 for every question at any k; certify's one rule
+                                 (GRADE_RULE) grades the built-in names and averages these with them
+    sla                          the SLA figure names that may apply (None: every threshold whose
+                                 figure the run has)
+    graded                       whether the run page leads with the grade and SLA verdict
+    plots                        extra figures (Plot: title, caption, draw, when)
+    cli                          a `runs list` row -> its headline text (None: the first of HEADLINE)
+    what                         the kind in words ("a retrieval report"), or values -> them, for
+                                 SLA verdicts
+    tab                          the Evaluate page tab its runs are picked on (None: none)
+    section, view                a run-page template (server/templates) and report -> its context
+    certificate                  report -> extra tables [{"title", "rows"}] for the PDF (and the run
+                                 page, when the kind has no section of its own)
+    appendix                     report -> the PDF's appendix entries (None: the run's misses)
+    comparable                   whether compare_runs pairs its runs (the Experiments page)
+    check                        values -> why a saved run of it cannot be shown, or None (saved.py
+                                 checks what every kind shares; this, what only this kind's readers use)
+
+A hook is a callable or a "module:function" string, imported when first called, so a declaration
+needs nothing below it at import time. The built-in kinds are declared in evaluation/kinds_builtin.py;
+a new kind is one such declaration (a test registers one of its own: tests/test_kinds.py).
+
+Each saved run also gets a header (`header_of`): a small `header.json` beside `report.json` with
+what a listing shows (kind, schema version, state, times, questions, badge and headline figures),
+so a folder of runs is listed without parsing any body.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Union
+
+from vectrixdb.errors import BadInput
+
+Hook = Union[Callable[..., Any], str, None]
+HEADER = "header.json"
+HEADER_VERSION = 1
+HEADLINE = ("best", "accuracy", "ndcg@", "recall@", "chunk_f1", "page_f1", "doc_f1", "groundedness", "mrr")
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A figure a run is shown with beside its own plot: `draw(report)` returns a matplotlib figure;
+    `when(report)` says whether this run has what it needs; the caption may name {run_id}."""
+    title: str
+    caption: str
+    draw: Hook
+    when: Hook = None
+
+
+@dataclass(frozen=True)
+class Kind:
+    """Everything about one kind of report (the module docstring says what each field is for)."""
+    name: str
+    folder: str
+    plot: str | None
+    tables: tuple[str, ...] = ()
+    questions: str | None = "frame"
+    version: int = 2
+    badges: tuple[str, ...] = ()
+    badge_from: str | None = None
+    headline: Hook = "vectrixdb.evaluation.kinds_builtin:standard_headline"
+    figures: Hook = None
+    grades: tuple[str, ...] = ()
+    sla: tuple[str, ...] | None = None
+    graded: bool = True
+    plots: tuple[Plot, ...] = field(default=())
+    cli: Hook = None
+    what: str | Callable[[dict], str] | None = None
+    tab: str | None = None
+    section: str | None = None
+    view: Hook = None
+    certificate: Hook = None
+    appendix: Hook = None
+    comparable: bool = False
+    check: Hook = None
+
+    def badge(self, values: dict | None) -> str | None:
+        """The badge a run of this kind shows; None for none (the dashboard shows Unknown)."""
+        if self.badge_from:
+            return (values or {}).get(self.badge_from)
+        return self.badges[0] if self.badges else None
+
+    def headline_of(self, values: dict) -> dict[str, Any]:
+        return dict(call(self.headline, values) or {}) if self.headline else {}
+
+    def words(self, values: dict) -> str:
+        """The kind in words for a verdict ("a retrieval report"); `a <name> run` when undeclared."""
+        if isinstance(self.what, str):
+            return self.what  # words, not a hook
+        return call(self.what, values) if self.what else f"a {self.name} run"
+
+    def cli_text(self, row: dict) -> str:
+        return call(self.cli, row) if self.cli else first_headline(row)
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def register(kind: Kind) -> Kind:
+    """Add a kind; a name registered twice is refused (a second declaration would shadow the first)."""
+    if kind.name in KINDS:
+        raise BadInput(f"report kind {kind.name!r} is registered twice")
+    KINDS[kind.name] = kind
+    return kind
+
+
+def unregister(name: str) -> None:
+    """Remove a kind (tests that register a kind of their own take it out again)."""
+    KINDS.pop(name, None)
+
+
+def kind_of(name: str) -> Kind:
+    if name not in KINDS:
+        raise BadInput(f"unknown report kind {name!r}; known: {sorted(KINDS)}")
+    return KINDS[name]
+
+
+def folders() -> list[str]:
+    """Every folder runs are saved in, sorted."""
+    return sorted({k.folder for k in KINDS.values()})
+
+
+def badges() -> tuple[str, ...]:
+    """Every badge a run can show, in the order the kinds were registered (the list's Type filter)."""
+    out: list[str] = []
+    for kind in KINDS.values():
+        out += [b for b in kind.badges if b not in out]
+    return tuple(out)
+
+
+def call(hook: Hook, *args: Any) -> Any:
+    """Call a hook given as a callable or as "module:function"."""
+    if isinstance(hook, str):
+        module, function = hook.split(":")
+        hook = getattr(importlib.import_module(module), function)
+    return hook(*args)
+
+
+def first_headline(row: dict) -> str:
+    """The one figure `runs list` shows for a run: the first the row has of HEADLINE (a sweep's or a
+    comparison's best in words; else accuracy, nDCG, recall, then set F1 from the finest grain)."""
+    for prefix in HEADLINE:
+        for column, value in row.items():
+            if str(column).startswith(prefix) and value is not None and value == value and value != "":
+                return f"{column} {value:.3f}" if isinstance(value, float) else f"{column}: {str(value)[:64]}"
+    return "—"
+
+
+HEADER_META = ("kind", "schema_version", "vectrixdb", "run_id", "name", "status", "started", "finished", "duration_s",
+               "questions", "error", "pid", "pid_started", "host", "heartbeat")
+
+
+def header_of(data: dict) -> dict[str, Any]:
+    """The header of a report (its saved form, Report.to_dict()): what a listing shows of it, the
+    headline figures computed by its kind's declaration when it was written."""
+    kind = kind_of(data["kind"])
+    values = data.get("values") or {}
+    return {"header_version": HEADER_VERSION, **{k: data.get(k) for k in HEADER_META},
+            "badge": kind.badge(values), "headline": kind.headline_of(values), "body": "report.json"}

@@ -1,0 +1,177 @@
+"""The built-in report kinds, each one declaration (evaluation/kinds.py says what every field means).
+
+The order of registration is the order of the dashboard's Type filter (kinds.badges()). The
+headline rules here are what every listing, the CLI, the run page and the certificate show:
+set figures carry the k they were read at (`page_f1@10`: set F1 over the first 10 results; its
+best is below 1 when k exceeds the expected items, so certify.py shows it and does not grade it).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from vectrixdb.evaluation.kinds import KINDS, Kind, Plot, register
+
+HEATMAP = Plot("Per-question heatmap", "scores per question, run {run_id}", "vectrixdb.server.heatmap:question_heatmap",
+               lambda report: report.frame is not None and len(report.frame) > 0)
+TIES = Plot("Tie matrix", "exact McNemar p-values between techniques, run {run_id}", "vectrixdb.plotting:tie_matrix",
+            lambda report: bool(report.get("techniques")))
+
+
+def standard_headline(values: dict) -> dict[str, Any]:
+    """A run's headline figures by name: the grain (`by`), set F1 per level at the run's largest k,
+    accuracy and groundedness, recall and nDCG at the largest cut-off, MRR (at its depth), and
+    `best` in words (an `evaluate` run's best setup with its nDCG, a comparison's best build)."""
+    out: dict[str, Any] = {"by": values.get("by")} if values.get("by") else {}
+    levels = values.get("levels") or {}
+    k = values.get("k")
+    k = k[-1] if isinstance(k, list) and k else k
+    at = f"@{k}" if isinstance(k, int) else ""
+    for level in ("chunk", "page", "doc"):
+        if isinstance(levels.get(level), dict):
+            out[f"{level}_f1{at}"] = levels[level].get("f1")
+    for metric in ("accuracy", "groundedness"):
+        if isinstance(values.get("metrics"), dict) and metric in values["metrics"]:
+            out[metric] = values["metrics"][metric]
+    for family in ("recall", "ndcg"):
+        got = values.get(family)
+        if isinstance(got, dict) and got:
+            last = max(got, key=lambda x: int(x))
+            out[f"{family}@{last}"] = got[last]
+    if values.get("mrr") is not None:
+        out[f"mrr@{values.get('depth')}" if values.get("depth") else "mrr"] = values["mrr"]
+    if values.get("best") is not None:
+        out["best"] = best_text(values["best"]) if isinstance(values["best"], dict) else values["best"]
+    return out
+
+
+def power_headline(values: dict) -> dict[str, Any]:
+    """A power study adds `detectable <measure>` for its first 4 measures."""
+    out = standard_headline(values)
+    if isinstance(values.get("detectable"), dict) and "questions_for" in values:
+        for measure, d in list(values["detectable"].items())[:4]:
+            out[f"detectable {measure}"] = d
+    return out
+
+
+def pool_headline(values: dict) -> dict[str, Any]:
+    """A pool adds `pooled`: the unjudged results it gathered."""
+    out = standard_headline(values)
+    if "pooled" in values and "first_found" in values:
+        out["pooled"] = values["pooled"]
+    return out
+
+
+def ppi_headline(values: dict) -> dict[str, Any]:
+    """A PPI report adds `<metric> (PPI)`, its estimate, with its interval's ends."""
+    out = standard_headline(values)
+    if "width_ratio" in values and "estimate" in values:
+        metric = values.get("metric") or "mean verdict"
+        ci = values.get("ci") if isinstance(values.get("ci"), list) and len(values["ci"]) == 2 else [None, None]
+        out.update({f"{metric} (PPI)": values["estimate"], "PPI low": ci[0], "PPI high": ci[1]})
+    return out
+
+
+def best_text(best: dict) -> str:
+    """The best setup or build in words: an `evaluate` run's `hybrid · default · - (ndcg@10 0.682,
+    412 ms median)`, a sweep's `recursive 400 (ndcg@3 0.710)`, a chunking comparison's
+    `recursive 400 (31/40 found)`."""
+    if "mode" in best:
+        name = " · ".join(str(best.get(k) or "-") for k in ("mode", "vectors", "rerank"))
+    else:
+        name = " ".join(str(best[k]) for k in ("name", "chunk", "chunk_size") if best.get(k) is not None) or "best"
+    quality = next((k for k in best if k.startswith("ndcg@") and not k.endswith((" low", " high"))), None)
+    figures = [f"{quality} {best[quality]:.3f}"] if quality and isinstance(best.get(quality), (int, float)) else []
+    if isinstance(best.get("median_ms"), (int, float)):
+        figures.append(f"{best['median_ms']:.0f} ms median")
+    if best.get("of"):
+        figures.append(f"{best.get('found')}/{best['of']} found")
+    return name + (f" ({', '.join(figures)})" if figures else "")
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+
+
+def setup_figures(report) -> dict[str, float]:
+    """An `evaluate` run's certificate figures: its best setup's nDCG@k, recall@k and MRR (at its depth)."""
+    values, best = dict(report), report.get("best")
+    if not isinstance(best, dict):
+        return {}
+    return {(f"mrr@{values['depth']}" if k == "mrr" and values.get("depth") else k): float(v)
+            for k, v in best.items() if _number(v) and re.fullmatch(r"(ndcg|recall)@\d+|mrr", k)}
+
+
+def capped_recall(report) -> dict[str, float]:
+    """`<level>_capped_recall@k` of a run_evaluation run: per question, the expected items its k
+    results matched / min(k, expected items) (at most 1), averaged over the questions that expect
+    something at that level. Its ceiling is 1 at every k, unlike set recall (k / R when R > k)."""
+    frame, k = report.frame, report.get("k")
+    if frame is None or not isinstance(k, int) or k < 1:
+        return {}
+    out = {}
+    for level in ("doc", "page", "chunk"):
+        if f"{level} expected" not in frame or f"{level} matched" not in frame:
+            continue
+        shares = [min(1.0, len(set(got)) / min(k, len(want))) for want, got in
+                  zip(frame[f"{level} expected"], frame[f"{level} matched"])
+                  if isinstance(want, list) and want and isinstance(got, list)]
+        if shares:
+            out[f"{level}_capped_recall@{k}"] = sum(shares) / len(shares)
+    return out
+
+
+def build_shares(report) -> dict[str, float]:
+    """A chunking comparison's best build: its found share, and its right share when decided by answers."""
+    best = report.get("best")
+    if not (isinstance(best, dict) and best.get("of")):
+        return {}
+    out = {"found_share": best["found"] / best["of"]}
+    if report.get("decided_by") == "answered right":
+        out["right_share"] = best["right"] / best["of"]
+    return out
+
+
+def evaluation_words(values: dict) -> str:
+    return f"a {values['type']} evaluation" if values.get("type") else "this evaluation"
+
+
+def _builtins() -> None:
+    p = "vectrixdb.plotting:"
+    chunking = dict(section="_chunking.html", view="vectrixdb.server.views:chunking_view",
+                    certificate="vectrixdb.export:chunking_tables", appendix="vectrixdb.export:chunking_appendix",
+                    check="vectrixdb.evaluation.saved:check_builds")
+    for kind in (
+        Kind("evaluation", "evaluations", p + "evaluation_plot", badges=("Retrieval", "Generation", "RAG"),
+             badge_from="type", figures=capped_recall, what=evaluation_words, plots=(HEATMAP,),
+             appendix="vectrixdb.export:evaluation_appendix", comparable=True),
+        Kind("retrieval", "retrieval", p + "recall_curve", badges=("Retrieval",), what="a retrieval report",
+             plots=(HEATMAP,), tab="retrieval", comparable=True),
+        Kind("evaluate", "retrieval", p + "setup_comparison", questions=None, badges=("Retrieval",),
+             figures=setup_figures, what="a setup comparison", tab="retrieval"),
+        Kind("cutoff", "retrieval", p + "cutoff_plot", ("candidates",), badges=("Retrieval",),
+             what="a cut-off study", tab="retrieval", comparable=True),
+        Kind("sweep", "sweeps", p + "sweep_plot", questions=None, badges=("Chunking",), what="a chunking sweep"),
+        Kind("chunking", "chunking", p + "chunking_plot", ("outcomes",), questions="outcomes", badges=("Chunking",),
+             figures=build_shares, what="a chunking comparison", plots=(TIES,), tab="chunking", comparable=True,
+             **chunking),
+        Kind("answers", "evaluations", p + "answers_plot", badges=("Generation",), what="an answer evaluation",
+             comparable=True),
+        Kind("calibration", "evaluations", p + "calibration_plot", badges=("Generation",),
+             what="a judge calibration", comparable=True),
+        Kind("experiment", "experiments", p + "experiment_plot", ("changed",), questions=None,
+             badges=("Experiment",), what="an experiment", graded=False, section="_experiment.html"),
+        Kind("power", "experiments", "vectrixdb.evaluation.power:power_plot", questions=None, badges=("Power",),
+             headline=power_headline),  # questions_needed
+        Kind("pool", "retrieval", "vectrixdb.evaluation.pooling:pool_plot", questions=None, badges=("Pool",),
+             headline=pool_headline),  # pooling.pool
+        Kind("ppi", "evaluations", "vectrixdb.evaluation.ppi:ppi_plot", questions=None, badges=("PPI",),
+             headline=ppi_headline),  # ppi_mean
+        Kind("golden_audit", "audits", "vectrixdb.plotting_audit:audit_plot", badges=("Audit",),
+             what="a golden-set audit"),
+    ):
+        if kind.name not in KINDS:
+            register(kind)
+
+
+_builtins()

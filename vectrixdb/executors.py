@@ -202,7 +202,7 @@ def embed_corpus(texts: Sequence[str], model: EmbeddingModel = None, *, executor
     cells = [Cell(_embed_shard, {"model": getattr(emb, "name", None), "batch": getattr(emb, "batch_size", 64)},
                   ([missing[h] for h in shard], portable(emb)), (digest([h.hex() for h in shard]),), keep=False)
              for shard in shards]
-    for shard, vectors in zip(shards, run_cells(cells, executor, progress=progress, desc="embedding shards")):
+    for shard, vectors in zip(shards, run_cells(cells, executor, progress=bool(progress), desc="embedding shards")):
         fresh = dict(zip(shard, np.asarray(vectors, dtype=np.float32)))
         cache.put(emb.cache_key, fresh)
         known.update(fresh)

@@ -146,7 +146,9 @@ def call(hook: Hook, *args: Any) -> Any:
     """Call a hook given as a callable or as "module:function"."""
     if isinstance(hook, str):
         module, function = hook.split(":")
-        hook = getattr(importlib.import_module(module), function)
+        return getattr(importlib.import_module(module), function)(*args)
+    if hook is None:
+        raise TypeError("this kind declares no such hook: nothing to call")
     return hook(*args)
 
 

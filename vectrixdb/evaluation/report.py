@@ -178,8 +178,9 @@ class Report(dict):
         if not run_id:
             return ""
         base = os.environ.get("VECTRIXDB_DASHBOARD", "http://127.0.0.1:8000").rstrip("/")
-        return (f"<p><a href='{escape(base)}/runs/{escape(run_id)}'>open run {escape(run_id)} in the dashboard</a> "
-                f"(<code>vectrixdb serve FOLDER</code>; offline: <code>vectrixdb export {escape(run_id)} --folder "
+        shown = escape(str(run_id))
+        return (f"<p><a href='{escape(base)}/runs/{shown}'>open run {shown} in the dashboard</a> "
+                f"(<code>vectrixdb serve FOLDER</code>; offline: <code>vectrixdb export {shown} --folder "
                 f"FOLDER --html run.html</code>)</p>")
 
     def __repr__(self) -> str:

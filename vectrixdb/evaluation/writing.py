@@ -136,7 +136,8 @@ def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages:
             if attempts > passages.replacements:
                 break
             need = alike[slot.source] if kind == "two_place" else None
-            passage = run.choose(slot, passages, tried, (lambda p: bool(need.partners(p, kinds))) if need else None)
+            passage = run.choose(slot, passages, tried,  # the filter is used within this iteration only
+                                 (lambda p: bool(need.partners(p, kinds))) if need else None)  # noqa: B023
     out.passages.update(tried=run.tried, used=out.asked)
     out.sent_back, out.evolution = run.sent_back, run.evolved
     achieved = Counter(q.kind for q in out.questions)

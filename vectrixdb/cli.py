@@ -108,7 +108,7 @@ def _open(name: str, path: Optional[Path], as_: Optional[List[str]] = None):
     from vectrixdb.collection import Vectrix
 
     db = Vectrix(name, path=path)
-    db.catalog
+    db.catalog  # noqa: B018 - raises NotFound now rather than half-way through a command
     who = principal(as_)
     return db if who is None else db.as_principal(who)
 

@@ -177,7 +177,7 @@ def timed_run(n: int, save_to: str | None, shift: int = 1) -> tuple[float, str |
     try:
         start = time.perf_counter()
         report = run_evaluation(large_system(shift), large_questions(n), judge=large_judge, k=5, save_to=save_to)
-        return time.perf_counter() - start, report.get("run_id"), len(writes)
+        return time.perf_counter() - start, report.get("run_id"), sum(str(w).endswith("report.json") for w in writes)
     finally:
         vio.overwrite_owned = real
 

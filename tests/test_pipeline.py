@@ -177,7 +177,7 @@ def test_saving_writes_report_json_a_fixed_number_of_times_and_logs_each_questio
     monkeypatch.setattr(vio, "overwrite_owned", lambda path, data: (writes.append(str(path)), real_write(path, data)))
     monkeypatch.setattr(progress, "append", lambda path, n, record: (logged.append(n), real_append(path, n, record)))
     saved = run_evaluation(lambda q: (["d1", "d2"], f"answer {q[1:]}"), qs, judge=judge, save_to=str(tmp_path))
-    assert len(writes) == 3 and all(w.endswith("report.json") for w in writes)
+    assert [w.rsplit("/", 1)[1] for w in writes] == ["report.json", "header.json"] * 3  # each header after its body
     assert logged == list(range(1, 201))
     (run_dir,) = (tmp_path / "evaluations" / "runs").iterdir()
     assert not (run_dir / "progress.jsonl").exists()  # the completed report.json holds everything it logged

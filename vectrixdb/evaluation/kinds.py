@@ -28,6 +28,8 @@ and run page, the certificate PDF, the offline HTML copy and the CLI read it fro
     comparable                   whether compare_runs pairs its runs (the Experiments page)
     check                        values -> why a saved run of it cannot be shown, or None (saved.py
                                  checks what every kind shares; this, what only this kind's readers use)
+    progress                     the module whose progress_values / progress_report rebuild a running
+                                 run from its progress log (evaluation/progress.py), or None
 
 A hook is a callable or a "module:function" string, imported when first called, so a declaration
 needs nothing below it at import time. The built-in kinds are declared in evaluation/kinds_builtin.py;
@@ -87,6 +89,7 @@ class Kind:
     appendix: Hook = None
     comparable: bool = False
     check: Hook = None
+    progress: str | None = None
 
     def badge(self, values: dict | None) -> str | None:
         """The badge a run of this kind shows; None for none (the dashboard shows Unknown)."""

@@ -145,7 +145,8 @@ def _builtins() -> None:
     for kind in (
         Kind("evaluation", "evaluations", p + "evaluation_plot", badges=("Retrieval", "Generation", "RAG"),
              badge_from="type", figures=capped_recall, what=evaluation_words, plots=(HEATMAP,),
-             appendix="vectrixdb.export:evaluation_appendix", comparable=True),
+             appendix="vectrixdb.export:evaluation_appendix", comparable=True,
+             progress="vectrixdb.evaluation.pipeline"),
         Kind("retrieval", "retrieval", p + "recall_curve", badges=("Retrieval",), what="a retrieval report",
              plots=(HEATMAP,), tab="retrieval", comparable=True),
         Kind("evaluate", "retrieval", p + "setup_comparison", questions=None, badges=("Retrieval",),

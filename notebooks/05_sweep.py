@@ -31,7 +31,7 @@ os.environ["VECTRIXDB_HOME"] = os.environ.get("VECTRIXDB_NOTEBOOK_HOME") or str(
 
 # %%
 from vectrixdb.evaluation import load_questions, read_golden, save_questions, sweep, sweep_markdown
-from vectrixdb.evaluation.golden import split_label
+from vectrixdb.evaluation.golden.questions import split_label
 from IPython.display import Markdown
 PDF, GOLDEN = DATA / "pdfs" / "uber_2021.pdf", ROOT / "data" / "golden" / "uber_2021.jsonl"
 if SMALL:  # the first 12 pages as a PDF of their own, and the golden rows those pages answer

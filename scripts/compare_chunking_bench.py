@@ -31,7 +31,7 @@ SMALL_PAGES = 7
 
 def phase_compare(folder: str, texts_out: str, small: bool = False) -> dict:
     from vectrixdb.evaluation import compare_chunking, load_questions
-    from vectrixdb.evaluation.chunking import TECHNIQUES, _sizes, collections_of, make_builds
+    from vectrixdb.evaluation.chunking.compare import TECHNIQUES, _sizes, collections_of, make_builds
     from vectrixdb.reading import Document, read
 
     pdf = str(Path(folder) / "uber_2021.pdf")

@@ -40,8 +40,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig  # noqa: E402
-from vectrixdb.evaluation.judges import BEDROCK_METRICS, SCORE_SCHEMA, as_judge, messages_for  # noqa: E402
+from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig  # noqa: E402
+from vectrixdb.evaluation.generation.judges import BEDROCK_METRICS, SCORE_SCHEMA, as_judge, messages_for  # noqa: E402
 
 CASES = ROOT / "data" / "judge_set" / "cases.jsonl"
 OUT = ROOT / "benchmarks" / "judge_calibration.json"

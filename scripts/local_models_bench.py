@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import get_model  # noqa: E402
 from judge_calibration import kappas, load_cases, source_texts  # noqa: E402
-from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig  # noqa: E402
-from vectrixdb.evaluation.judges import as_judge  # noqa: E402
+from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig  # noqa: E402
+from vectrixdb.evaluation.generation.judges import as_judge  # noqa: E402
 
 LICENCES = {  # what the GGUF header says, else the upstream model card's licence
     "smollm2-135m": "Apache-2.0 (GGUF header: apache-2.0)",

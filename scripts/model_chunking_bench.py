@@ -44,7 +44,7 @@ def main() -> int:
         args.pages, args.note_chars = 8, 800
     os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="model-chunking-")
     from tests.llama_server import start_llama
-    from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig
+    from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig
     from vectrixdb.chunk_models import context_writer, llm_cutter
     from vectrixdb.evaluation import CompareConfig, compare_chunking, load_questions
     from vectrixdb.reading import Document, read

@@ -39,7 +39,7 @@ def audit_part(db, drafts: str | None, scratch: Path) -> dict:
     (drafted: None) when no draft was kept, so the comparison's other side is still on record. The
     hand-written questions audited are those whose expected pages the collection holds (all 40 on
     the whole report; the small mode's first pages hold a few), named in the result."""
-    from vectrixdb.evaluation.audit import audit_golden
+    from vectrixdb.evaluation.writing.audit import audit_golden
 
     pages = db.info().get("pages") or 0
     rows = [line for line in GOLDEN.read_text().splitlines() if line.strip()]
@@ -96,12 +96,12 @@ def probe(db, writer, count: int, examples: list[str], max_chars: int, log: Path
     whether the sentences the model chose hold the hand-written evidence. No critic calls, so a
     slow machine measures the step that item 3 redesigned with the fewest calls. save(figures), when
     given, is called after every draft, so a run stopped early leaves its figures so far."""
-    from vectrixdb.evaluation import writing_prompts as prompts
-    from vectrixdb.evaluation.golden import load_questions
-    from vectrixdb.evaluation.labels import normal
-    from vectrixdb.evaluation.writing_checks import check_draft, pick
-    from vectrixdb.evaluation.writing_config import KINDS, CheckConfig, KindConfig, PassageConfig
-    from vectrixdb.evaluation.writing_passages import list_passages
+    from vectrixdb.evaluation.writing import prompts
+    from vectrixdb.evaluation.golden.files import load_questions
+    from vectrixdb.evaluation.golden.labels import normal
+    from vectrixdb.evaluation.writing.checks import check_draft, pick
+    from vectrixdb.evaluation.writing.config import KINDS, CheckConfig, KindConfig, PassageConfig
+    from vectrixdb.evaluation.writing.passages import list_passages
 
     golden = load_questions(str(GOLDEN))[5:]
     chosen = [golden[i * len(golden) // count] for i in range(count)]
@@ -177,10 +177,10 @@ def main() -> int:
 
     from tests.llama_server import smollm2_gguf, start_llama
     from vectrixdb import Vectrix
-    from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig
-    from vectrixdb.evaluation.writing import write_golden
-    from vectrixdb.evaluation.writing_config import PassageConfig, WritingConfig
-    import vectrixdb.evaluation.audit  # noqa: F401 (imported now: a long run ends with the audit)
+    from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig
+    from vectrixdb.evaluation.writing.write import write_golden
+    from vectrixdb.evaluation.writing.config import PassageConfig, WritingConfig
+    import vectrixdb.evaluation.writing.audit  # noqa: F401 (imported now: a long run ends with the audit)
 
     db = Vectrix("uber", path=args.collections or scratch / "collections")
     started = time.perf_counter()
@@ -258,7 +258,7 @@ def main() -> int:
 
 def _probe(args, db, base, model, load_before) -> int:
     """--probe: write runs[label] with the drafting step's figures (see probe)."""
-    from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig
+    from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig
 
     writer = ChatWriter(f"{base}/chat/completions", model=model, max_retries=1, limits=LimitConfig(timeout=1800),
                         request=RequestConfig(response_format="json_object",

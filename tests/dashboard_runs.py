@@ -70,7 +70,7 @@ def judge(metric, question, reference, answer, sources):
 def make_runs(folder: str, *, chunking: bool = True) -> dict[str, str]:
     """Save one run of each kind (and a failed, a pending and a running one) under folder; returns
     name -> run id. The pending and running runs belong to this process: they stay so while it lives."""
-    from vectrixdb.evaluation.runs import LiveRun
+    from vectrixdb.evaluation.runs.store import LiveRun
 
     ids = {}
     ids["retrieval"] = run_evaluation(retrieve, QUESTIONS, k=5, save_to=folder, name="baseline retrieval")["run_id"]
@@ -93,7 +93,7 @@ def make_runs(folder: str, *, chunking: bool = True) -> dict[str, str]:
     ids["failed"] = _newest(folder, "broken run")
     ids["pending"] = LiveRun(folder, "evaluation", "still pending").run_id
     live = LiveRun(folder, "evaluation", "half way")
-    from vectrixdb.evaluation.report import Report
+    from vectrixdb.evaluation.runs.report import Report
 
     live.write(Report("evaluation", {"type": "Retrieval", "questions": 2, "name": "half way"}, None), "running")
     ids["running"] = live.run_id

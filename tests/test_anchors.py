@@ -13,7 +13,7 @@ from tests.conftest import PDFS, ROOT, StandInEmbedder, require
 from vectrixdb import Vectrix
 from vectrixdb.errors import AlreadyExists, BadInput
 from vectrixdb.evaluation import Question, check_golden, load_questions, save_deepeval, save_ragas
-from vectrixdb.evaluation.anchors_write import deepeval_rows
+from vectrixdb.evaluation.golden.anchors_write import deepeval_rows
 
 SAMPLES = ROOT / "data" / "anchors"
 
@@ -157,7 +157,7 @@ def bank(tmp_path_factory):
 def command(db):
     import typer
 
-    from vectrixdb.cli_golden import register
+    from vectrixdb.cli.golden import register
 
     app, golden_app = typer.Typer(), typer.Typer()
     app.add_typer(golden_app, name="golden")

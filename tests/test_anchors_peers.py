@@ -20,7 +20,7 @@ from tests.conftest import ROOT
 from tests.test_anchors import ROWS, quote, uber  # noqa: F401 - the module's collection fixture
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import check_golden, load_questions
-from vectrixdb.evaluation.anchors_write import save_deepeval, save_ragas
+from vectrixdb.evaluation.golden.anchors_write import save_deepeval, save_ragas
 
 PEERS = Path(os.environ.get("VECTRIXDB_PEERS_PYTHON") or ROOT / ".cache" / "interop" / "bin" / "python")
 QUIET = {"DEEPEVAL_TELEMETRY_OPT_OUT": "YES", "RAGAS_DO_NOT_TRACK": "true", "DO_NOT_TRACK": "1",

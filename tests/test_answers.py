@@ -76,7 +76,7 @@ def test_calibrate_measures_agreement_with_people():
 
 
 def test_cohen_kappa_by_hand():
-    from vectrixdb.evaluation.answers import cohen_kappa
+    from vectrixdb.evaluation.generation.answers import cohen_kappa
 
     # 2x2: both yes 20, a yes b no 5, a no b yes 10, both no 15 -> po 0.7, pe 0.5*0.6 + 0.5*0.4 = 0.5
     a = [1] * 20 + [1] * 5 + [0] * 10 + [0] * 15
@@ -90,7 +90,7 @@ def test_a_model_judge_counts_unscorable_replies_and_never_averages_them(tmp_pat
     import json
 
     from tests.llama_server import Scripted
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat.writer import ChatWriter
 
     server = Scripted()
     try:
@@ -123,7 +123,7 @@ def test_a_model_judge_counts_unscorable_replies_and_never_averages_them(tmp_pat
 
 @pytest.mark.slow
 def test_the_local_model_as_judge_mechanics_and_accounting(llama_server, tmp_path):
-    from vectrixdb.chat import ChatWriter, RequestConfig
+    from vectrixdb.chat.writer import ChatWriter, RequestConfig
 
     writer = ChatWriter(llama_server + "/chat/completions", model="smollm2",
                         request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3},

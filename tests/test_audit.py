@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from vectrixdb.evaluation.audit import audit_golden, kind_of, overlap
-from vectrixdb.evaluation.golden import Question, save_questions
-from vectrixdb.evaluation.report import load_report
+from vectrixdb.evaluation.writing.audit import audit_golden, kind_of, overlap
+from vectrixdb.evaluation.golden.questions import Question, save_questions
+from vectrixdb.evaluation.runs.report import load_report
 
 
 def test_overlap_is_the_share_of_the_questions_words_in_its_evidence():
@@ -75,7 +75,7 @@ def test_a_question_needing_two_pages_is_two_place(db):
                     "at the desk.", doc_id="club")
     q = Question("What do two weekday guests pay?", expected=("club#page=1", "club#page=2"),
                  evidence=("members may bring two guests", "guests pay a fee of five pounds"))
-    from vectrixdb.evaluation.audit import _Layout
+    from vectrixdb.evaluation.writing.audit import _Layout
 
     assert kind_of(q, _Layout(db)) == "two_place"
     same = Question("What do two weekday guests pay?", expected=("club#page=2",),

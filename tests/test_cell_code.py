@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 
 BUILD = """
 import json, vectrixdb
-from vectrixdb.evaluation.chunking import make_builds
+from vectrixdb.evaluation.chunking.compare import make_builds
 from vectrixdb.executors import code_digest
 from vectrixdb.reading import Document, Page
 text = " ".join(f"word{i}" for i in range(400))

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vectrixdb import certify
+from vectrixdb.export import certify
 from vectrixdb.evaluation import Question, retrieval_report, run_evaluation
-from vectrixdb.evaluation.report import Report
+from vectrixdb.evaluation.runs.report import Report
 
 RANK = "ABCDF"
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

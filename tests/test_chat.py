@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from tests.llama_server import AzureFront, IdentityEndpoint, Scripted, completion
-from vectrixdb.chat import DATA_NOTE, ChatWriter, LimitConfig, Outcome, RequestConfig, inert, passage
-from vectrixdb.chat_limits import Limiter
-from vectrixdb.chat_prompt import CONTROL_TOKENS, SHAPES
+from vectrixdb.chat.writer import DATA_NOTE, ChatWriter, LimitConfig, Outcome, RequestConfig, inert, passage
+from vectrixdb.chat.limits import Limiter
+from vectrixdb.chat.prompt import CONTROL_TOKENS, SHAPES
 from vectrixdb.errors import BadInput, Refused
 
 
@@ -147,7 +147,7 @@ def test_a_key_in_the_query_string_is_masked_everywhere_it_is_shown(server, tmp_
     from pypdf import PdfReader
     from typer.testing import CliRunner
 
-    from vectrixdb.cli_writer import writer_app
+    from vectrixdb.cli.writer import writer_app
     from vectrixdb.evaluation import Question, answer_report
     from vectrixdb.server import create_app
 
@@ -599,10 +599,10 @@ def test_writer_check_from_the_terminal(server):
     import typer
     from typer.testing import CliRunner
 
-    from vectrixdb.cli_writer import writer_app
+    from vectrixdb.cli.writer import writer_app
 
     app = typer.Typer()
-    app.add_typer(writer_app, name="writer")  # as cli.py registers it
+    app.add_typer(writer_app, name="writer")  # as cli/commands.py registers it
     check = ["writer", "check", "--url", server.url, "--model", "m", "--key", "sk-abcdef123456"]
     server.answer("ready", prompt=20, completion=2)
     done = CliRunner().invoke(app, check)
@@ -736,6 +736,6 @@ def test_azure_with_a_key_and_a_missing_deployment(azure):
 
 
 def test_the_spec_imports_it_from_evaluation():
-    from vectrixdb.evaluation.chat import ChatWriter as FromEvaluation
+    from vectrixdb.chat.writer import ChatWriter as FromEvaluation
 
     assert FromEvaluation is ChatWriter

@@ -1,4 +1,4 @@
-"""Asks sent at once (ChatWriter.ask_many / map, chat_parallel) against a scripted server on loopback:
+"""Asks sent at once (ChatWriter.ask_many / map, chat.parallel) against a scripted server on loopback:
 how many the server has in flight, the order of results, refusals mid-batch, the cache, the ledger."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from pydantic import BaseModel
 
 from tests.llama_server import Scripted, completion
-from vectrixdb.chat import ChatWriter, RequestConfig
-from vectrixdb.chat_parallel import concurrently, width
+from vectrixdb.chat.writer import ChatWriter, RequestConfig
+from vectrixdb.chat.parallel import concurrently, width
 from vectrixdb.errors import Refused
 
 
@@ -194,7 +194,7 @@ def test_the_first_failure_in_input_order_is_raised_and_later_items_do_not_start
 # -- the call sites -----------------------------------------------------------------------------
 
 def test_judge_items_asks_every_verdict_at_once_and_keeps_each_in_its_row(served):
-    from vectrixdb.evaluation.answers import judge_items
+    from vectrixdb.evaluation.generation.answers import judge_items
 
     def grade(body: dict):  # the score depends only on the answer graded, whatever the order
         score = 1.0 if "GOOD-ANSWER" in asked(body) else 0.0
@@ -211,8 +211,8 @@ def test_judge_items_asks_every_verdict_at_once_and_keeps_each_in_its_row(served
 def test_slots_choose_at_once_only_when_no_two_can_score_the_same_passage():
     from types import SimpleNamespace
 
-    from vectrixdb.evaluation.writing import apart
-    from vectrixdb.evaluation.writing_passages import Slot
+    from vectrixdb.evaluation.writing.write import apart
+    from vectrixdb.evaluation.writing.passages import Slot
 
     def slot(ids: str, section: int) -> Slot:
         return Slot(0, [SimpleNamespace(chunk_id=i) for i in ids], section)

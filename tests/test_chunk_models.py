@@ -4,7 +4,7 @@ import json
 import pytest
 
 from tests.llama_server import Scripted, completion
-from vectrixdb.chat import ChatWriter, RequestConfig
+from vectrixdb.chat.writer import ChatWriter, RequestConfig
 from vectrixdb.chunk_models import context_writer, llm_cutter
 from vectrixdb.chunking import chunk_document
 from vectrixdb.errors import Refused

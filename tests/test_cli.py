@@ -132,7 +132,7 @@ def test_as_a_principal(guarded, tmp_path):
 def test_a_command_group_added_later_runs_inside_the_same_handler():
     import typer
 
-    from vectrixdb.cli import _Commands
+    from vectrixdb.cli.commands import _Commands
     from vectrixdb.errors import NotFound
 
     root, extra = typer.Typer(cls=_Commands), typer.Typer()
@@ -157,7 +157,7 @@ def test_a_command_group_added_later_runs_inside_the_same_handler():
 def test_version_help_and_json_everywhere(tmp_path, policies):
     import json as _json
 
-    from vectrixdb import __version__
+    from vectrixdb.version import __version__
     from vectrixdb.evaluation import Question, save_questions
 
     runner = CliRunner()

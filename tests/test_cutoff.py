@@ -4,7 +4,7 @@ from typer.testing import CliRunner
 
 from vectrixdb.cli import app
 from vectrixdb.evaluation import Question, answer_cutoff, save_questions
-from vectrixdb.evaluation.cutoff import rates, separation
+from vectrixdb.evaluation.retrieval.cutoff import rates, separation
 
 OUTSIDE = ["How do zebras sleep?", "Who won the 1966 football world cup?", "What is the boiling point of ethanol?",
            "How many moons does Jupiter have?", "Best recipe for sourdough bread", "Who painted the Mona Lisa?"]

@@ -108,7 +108,7 @@ def test_without_openvino_the_default_falls_back_to_fp32_with_one_warning(monkey
 
 def scifact_texts(n: int) -> list[str]:
     from tests.conftest import SCIFACT, require
-    from vectrixdb.evaluation.beir import load_beir
+    from vectrixdb.evaluation.golden.beir import load_beir
 
     return list(load_beir(require(SCIFACT)).documents.values())[:n]
 

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from tests.conftest import ROOT
 from vectrixdb import errors
-from vectrixdb.cli import EXIT_CODES, app, exit_code
+from vectrixdb.cli.commands import EXIT_CODES, exit_code
+from vectrixdb.cli import app
 
 PACKAGE = ROOT / "vectrixdb"
 BUILTIN = {name for name, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
@@ -24,16 +25,16 @@ INTERNAL = {
     ("store/derived.py", "_read", "NotImplementedError"),  # abstract: each derived index implements it
     ("store/keywords.py", "save", "RuntimeError"),  # invariant: save() right after a build, never from outside
     ("store/vectors.py", "save", "RuntimeError"),  # the same invariant for the vector index
-    ("evaluation/saved.py", "_constant", "ValueError"),  # json's parse_constant hook; parse() turns it into a reason
-    ("chat_cache.py", "put", "ValueError"),  # the writer caches answers only; a bug guard, not reachable by a user
+    ("evaluation/runs/saved.py", "_constant", "ValueError"),  # json's parse_constant hook; parse() turns it into a reason
+    ("chat/cache.py", "put", "ValueError"),  # the writer caches answers only; a bug guard, not reachable by a user
     # Python's attribute protocol: getattr/hasattr and copy expect AttributeError from these
     ("__init__.py", "__getattr__", "AttributeError"),
     ("evaluation/__init__.py", "__getattr__", "AttributeError"),
-    ("evaluation/report.py", "__getattr__", "AttributeError"),
+    ("evaluation/runs/report.py", "__getattr__", "AttributeError"),
     ("collection.py", "__setattr__", "AttributeError"),  # a principal's view is frozen, as a frozen dataclass is
     # after a loop that always returns: a bug guard
-    ("chat.py", "_ask_model", "AssertionError"),
-    ("evaluation/metrics.py", "_score_array", "AssertionError"),
+    ("chat/writer.py", "_ask_model", "AssertionError"),
+    ("evaluation/retrieval/metrics.py", "_score_array", "AssertionError"),
 }
 
 
@@ -107,7 +108,7 @@ def test_the_cli_gives_each_kind_one_line_and_its_exit_status(tmp_path):
 
 def test_a_checksum_mismatch_shows_expected_and_actual(tmp_path):
     """A folder named like a published BEIR set whose corpus differs: both digests are shown."""
-    from vectrixdb.evaluation.beir import load_beir, manifest, sha256
+    from vectrixdb.evaluation.golden.beir import load_beir, manifest, sha256
 
     folder = tmp_path / "scifact"
     (folder / "qrels").mkdir(parents=True)

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from vectrixdb.evaluation import compare_runs
-from vectrixdb.evaluation.report import Report
-from vectrixdb.evaluation.stats import SignFlip, holm, mcnemar_exact
+from vectrixdb.evaluation.runs.report import Report
+from vectrixdb.evaluation.runs.stats import SignFlip, holm, mcnemar_exact
 
 MEASURES = ("ndcg@10", "recall@10", "hit_rate@10", "mrr@100", "page_f1@10", "doc_f1@10", "doc_recall@10",
             "precision@10", "found", "page_recall@10")

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from tests.dashboard_runs import SCRIPT_QUESTION, chromium_path, shared_folder
 from tests.test_server import assert_figures_in_pdf
-from vectrixdb import certify
+from vectrixdb.export import certify
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import load_run
 
@@ -20,11 +20,11 @@ def runs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cli():
-    """The main command's error handling with `serve` and `export` registered, as cli.py will."""
+    """The main command's error handling with `serve` and `export` registered, as cli/commands.py will."""
     import typer
 
-    from vectrixdb import cli_serve
-    from vectrixdb.cli import _Commands
+    from vectrixdb.cli import serve as cli_serve
+    from vectrixdb.cli.commands import _Commands
 
     app = typer.Typer(cls=_Commands)
     cli_serve.register(app)
@@ -58,7 +58,7 @@ def test_export_writes_a_pdf_with_grade_sla_manifest_misses_and_never_over_a_fil
 
 
 def test_defaults_are_printed_when_no_sla_is_given_and_a_failed_run_is_not_graded(runs, tmp_path):
-    from vectrixdb.export import export_run
+    from vectrixdb.export.files import export_run
 
     folder, ids = runs
     (path,) = export_run(ids["failed"], folder, pdf=str(tmp_path / "failed.pdf"))
@@ -132,7 +132,7 @@ def test_the_offline_html_opens_from_disk_with_no_server(runs, cli, tmp_path):
 def test_the_certificate_says_when_too_few_questions_back_the_grade_and_shows_the_unjudged_share(runs, tmp_path):
     """Five questions never support a letter (certify.SUPPORT_RULE); the unjudged share of a RAG
     run is printed as an upper bound (its grade-0 labels were not recorded)."""
-    from vectrixdb.export import export_run
+    from vectrixdb.export.files import export_run
     from vectrixdb.server.decisions import decisions
 
     folder, ids = runs

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from vectrixdb.evaluation import Question, check_golden, load_questions, read_golden, save_questions
-from vectrixdb.evaluation.golden import split_label
+from vectrixdb.evaluation.golden.questions import split_label
 
 BEDROCK_ROW = {"conversationTurns": [{"prompt": {"content": [{"text": "Can I defer a loan payment after a flood?"}]},
                                       "referenceResponses": [{"content": [{"text": "Yes, payments can be deferred."}]}]}]}
@@ -131,7 +131,7 @@ def test_schema_file_is_the_published_one_and_valid():
 
     from jsonschema import Draft202012Validator
 
-    from vectrixdb.evaluation.schema import schema
+    from vectrixdb.evaluation.golden.schema import schema
 
     root = Path(__file__).resolve().parent.parent / "golden.schema.json"
     assert json.loads(root.read_text()) == schema()

@@ -3,8 +3,7 @@ import pytest
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import Question, metric_table, retrieval_report
-from vectrixdb.evaluation.interop import (from_ir_measures, from_ranx, load_trec_qrels, load_trec_run, to_ir_measures,
-                                          to_ranx, write_trec_qrels, write_trec_run)
+from vectrixdb.evaluation.retrieval.interop import from_ir_measures, from_ranx, load_trec_qrels, load_trec_run, to_ir_measures, to_ranx, write_trec_qrels, write_trec_run
 
 RUN = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7}, "q2": {"x": 0.5, "y": 0.5, "z": 0.1}}
 QRELS = {"q1": {"b": 2, "c": 1}, "q2": {"y": 1}}

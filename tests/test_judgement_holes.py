@@ -8,9 +8,9 @@ import pytest
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import Question, check_golden, metric_table, retrieval_report, save_questions
-from vectrixdb.evaluation.metrics import Measure, compute, judge
-from vectrixdb.evaluation.pooling import draft_rows, merge, pool, review
-from vectrixdb.evaluation.providers import Judged
+from vectrixdb.evaluation.retrieval.metrics import Measure, compute, judge
+from vectrixdb.evaluation.retrieval.pooling import draft_rows, merge, pool, review
+from vectrixdb.evaluation.retrieval.providers import Judged
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 

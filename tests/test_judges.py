@@ -6,8 +6,8 @@ import pytest
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import Question, answer_report, calibrate
-from vectrixdb.evaluation.answers import judge_items
-from vectrixdb.evaluation.judges import RUBRICS, as_judge, missing_inputs
+from vectrixdb.evaluation.generation.answers import judge_items
+from vectrixdb.evaluation.generation.judges import RUBRICS, as_judge, missing_inputs
 
 
 def counting_judge():
@@ -74,7 +74,7 @@ def test_calibrate_refuses_labelled_items_without_the_inputs_of_their_metric():
 
 def test_a_model_judge_is_not_called_without_a_reference(tmp_path):
     from tests.llama_server import Scripted
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat.writer import ChatWriter
 
     server = Scripted()
     try:
@@ -89,7 +89,7 @@ def test_a_model_judge_is_not_called_without_a_reference(tmp_path):
 
 
 def test_each_rubric_reads_only_the_inputs_it_declares():
-    from vectrixdb.evaluation.judges import messages_for
+    from vectrixdb.evaluation.generation.judges import messages_for
 
     def user(metric):
         return messages_for(metric, "Revenue in 2021?", "REFERENCE-TEXT", "ANSWER-TEXT", ["SOURCE-TEXT"])[1]["content"]

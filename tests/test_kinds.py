@@ -11,10 +11,11 @@ import pytest
 from pypdf import PdfReader
 from typer.testing import CliRunner
 
-from vectrixdb.evaluation import kinds, list_runs, load_run
-from vectrixdb.evaluation.kinds import Kind, Plot
-from vectrixdb.evaluation.report import Report
-from vectrixdb.evaluation.saved import UnreadableRun
+from vectrixdb.evaluation.runs import kinds
+from vectrixdb.evaluation import list_runs, load_run
+from vectrixdb.evaluation.runs.kinds import Kind, Plot
+from vectrixdb.evaluation.runs.report import Report
+from vectrixdb.evaluation.runs.saved import UnreadableRun
 
 LOCAL = "127.0.0.1"
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.metrics import Measure, compute, judge, metric_table
+from vectrixdb.evaluation.retrieval.metrics import Measure, compute, judge, metric_table
 
 
 def values(ranking, relevant, measures, depth=10):
@@ -182,7 +182,7 @@ def test_the_sparse_path_for_scored_runs_equals_the_ranked_one(pairs):
 
 
 def _ranked_for_test(scores):
-    from vectrixdb.evaluation.metrics import _ranked
+    from vectrixdb.evaluation.retrieval.metrics import _ranked
 
     return _ranked(scores)
 
@@ -196,7 +196,7 @@ def test_trec_evals_own_test_data_31_queries_one_judged_only_non_relevant():
     import pytrec_eval
     from ir_measures import RR, P, R, Success, nDCG
 
-    from vectrixdb.evaluation.interop import load_trec_qrels, load_trec_run
+    from vectrixdb.evaluation.retrieval.interop import load_trec_qrels, load_trec_run
 
     run, qrels = load_trec_run(str(TREC_EVAL / "comment.run")), load_trec_qrels(str(TREC_EVAL / "comment.qrels"))
     assert max(qrels["2024-36302"].values()) == 0 and len(qrels["2024-36302"]) == 36
@@ -227,8 +227,8 @@ def test_trec_evals_own_test_data_31_queries_one_judged_only_non_relevant():
 @pytest.fixture
 def registry():
     """Measures a test declares and kernels it adds are gone after it."""
-    from vectrixdb.evaluation.measures import FAMILIES
-    from vectrixdb.evaluation.providers import PROVIDERS
+    from vectrixdb.evaluation.retrieval.measures import FAMILIES
+    from vectrixdb.evaluation.retrieval.providers import PROVIDERS
 
     before = dict(FAMILIES), [dict(p.kernels) for p in PROVIDERS]
     yield
@@ -240,9 +240,9 @@ def registry():
 
 
 def test_a_new_measure_is_computed_as_itself_on_every_path(registry):
-    from vectrixdb.evaluation.measures import Family, declare
-    from vectrixdb.evaluation.metrics import kernel
-    from vectrixdb.evaluation.providers import SPARSE
+    from vectrixdb.evaluation.retrieval.measures import Family, declare
+    from vectrixdb.evaluation.retrieval.metrics import kernel
+    from vectrixdb.evaluation.retrieval.providers import SPARSE
 
     @declare
     class DCG(Family):
@@ -269,7 +269,7 @@ def test_a_new_measure_is_computed_as_itself_on_every_path(registry):
 
 
 def test_a_measure_no_provider_computes_is_refused_with_those_that_are(registry):
-    from vectrixdb.evaluation.measures import Family, declare
+    from vectrixdb.evaluation.retrieval.measures import Family, declare
 
     @declare
     class RPrec(Family):
@@ -285,6 +285,6 @@ def test_a_measure_no_provider_computes_is_refused_with_those_that_are(registry)
     with pytest.raises(BadInput, match="no provider computes"):
         compute(judge([["a"]], [{"a": 1}], 1), [Measure("rprec")])
     with pytest.raises(ValueError, match="declare the measure family 'unheard' first"):
-        from vectrixdb.evaluation.metrics import kernel
+        from vectrixdb.evaluation.retrieval.metrics import kernel
 
         kernel("unheard")(lambda j, k: None)

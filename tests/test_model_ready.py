@@ -13,11 +13,11 @@ from typer.testing import CliRunner
 from tests.conftest import ROOT, StandInEmbedder
 from tests.llama_server import Scripted, _Handler, _Loopback, completion
 from vectrixdb import Vectrix
-from vectrixdb.chat import ChatWriter
+from vectrixdb.chat.writer import ChatWriter
 from vectrixdb.errors import Refused
-from vectrixdb.evaluation.model_ready import PROBE, check_answers
-from vectrixdb.evaluation.writing import write_golden
-from vectrixdb.evaluation.writing_config import WritingConfig
+from vectrixdb.evaluation.generation.model_ready import PROBE, check_answers
+from vectrixdb.evaluation.writing.write import write_golden
+from vectrixdb.evaluation.writing.config import WritingConfig
 
 SAMPLE = ROOT / "data" / "sample"
 
@@ -95,7 +95,7 @@ def test_a_stand_in_writer_is_not_a_service_and_is_not_checked():
 
 
 def test_golden_write_checks_the_model_then_says_why_nothing_was_drafted(scraps, server, tmp_path, monkeypatch):
-    from vectrixdb.cli_write import register
+    from vectrixdb.cli.write import register
 
     app, golden_app = typer.Typer(), typer.Typer()
     app.add_typer(golden_app, name="golden")

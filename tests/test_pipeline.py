@@ -135,7 +135,7 @@ def test_a_dead_run_whose_pid_now_belongs_to_another_process_is_failed(tmp_path)
     import json
     import time
 
-    from vectrixdb.evaluation.runs import LiveRun, effective_status, process_started
+    from vectrixdb.evaluation.runs.store import LiveRun, effective_status, process_started
 
     live = LiveRun(str(tmp_path), "evaluation", "lifecycle")
     saved = json.loads(open(live.path).read())
@@ -170,7 +170,7 @@ def test_saving_writes_report_json_a_fixed_number_of_times_and_logs_each_questio
     """report.json is written pending, running and completed, however many questions; each question in
     between is one appended line (so a question costs the same at 10 as at 10,000)."""
     from vectrixdb import io as vio
-    from vectrixdb.evaluation import progress
+    from vectrixdb.evaluation.runs import progress
 
     qs = [Question(f"q{i}", f"answer {i}", [f"d{i % 7}"], f"q{i}") for i in range(200)]
     writes, logged, real_write, real_append = [], [], vio.overwrite_owned, progress.append

@@ -11,7 +11,7 @@ import pytest
 from pypdf import PdfReader
 
 from vectrixdb.evaluation import Question, compare_chunking, compare_runs, load_run, retrieval_report, run_evaluation
-from vectrixdb.server.heatmap import heat_css, heat_rgb, text_on
+from vectrixdb.plotting.heatmap import heat_css, heat_rgb, text_on
 
 matplotlib.use("Agg")
 
@@ -61,7 +61,7 @@ def test_text_colour_follows_the_background_luminance():
 
 
 def test_the_question_heatmap_has_a_colour_bar_and_legible_numbers(folder):
-    from vectrixdb.server.heatmap import key_scores, question_heatmap
+    from vectrixdb.plotting.heatmap import key_scores, question_heatmap
 
     report = load_run(folder[0], folder[1]["rag"])
     fig = question_heatmap(report)
@@ -126,7 +126,7 @@ def test_markdown_renders_to_headings_and_tables_and_escapes_html():
 
 
 def test_the_pdf_appendix_renders_markdown_and_shows_the_two_answers_apart(folder, tmp_path):
-    from vectrixdb.export import export_run
+    from vectrixdb.export.files import export_run
 
     where, ids = folder
     path = export_run(ids["rag"], where, pdf=str(tmp_path / "rag.pdf"))[0]
@@ -142,7 +142,7 @@ def test_the_pdf_appendix_renders_markdown_and_shows_the_two_answers_apart(folde
 
 
 def test_the_pdf_shows_a_missed_questions_passages_as_markdown(folder, tmp_path):
-    from vectrixdb.export import export_run
+    from vectrixdb.export.files import export_run
 
     where, ids = folder
     path = export_run(ids["misses"], where, pdf=str(tmp_path / "misses.pdf"))[0]
@@ -155,13 +155,13 @@ def test_the_pdf_shows_a_missed_questions_passages_as_markdown(folder, tmp_path)
 
 def test_a_long_run_s_heatmap_keeps_its_numbers_at_6_pt_or_more_in_the_pdf():
     """45 questions: the figure shows the first 40 (its title says so) at a size whose 7 pt
-    numbers print at 6 pt or more once export_pdf fits the 100 dpi PNG to the page."""
+    numbers print at 6 pt or more once export.pdf fits the 100 dpi PNG to the page."""
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.units import cm
 
-    from vectrixdb.export_pdf import FIGURE_HEIGHT
+    from vectrixdb.export.pdf import FIGURE_HEIGHT
     from vectrixdb.server.figures import DPI
-    from vectrixdb.server.heatmap import question_heatmap
+    from vectrixdb.plotting.heatmap import question_heatmap
 
     many = [Question(f"{q.question} (variant {n})", q.reference, q.expected, f"{q.id}-{n}") for n in range(15) for q in QS]
     report = run_evaluation(passages, many, judge=judge, k=2)
@@ -170,6 +170,6 @@ def test_a_long_run_s_heatmap_keeps_its_numbers_at_6_pt_or_more_in_the_pdf():
     fig.canvas.draw()
     bbox = fig.get_tightbbox()  # what savefig(bbox_inches="tight") keeps, in inches
     w, h = bbox.width * DPI, bbox.height * DPI
-    scale = min((A4[0] - 3 * cm) / w, FIGURE_HEIGHT / h, 72 / 100)  # export_pdf.image's rule, points per pixel
+    scale = min((A4[0] - 3 * cm) / w, FIGURE_HEIGHT / h, 72 / 100)  # export.pdf.image's rule, points per pixel
     sizes = {t.get_fontsize() for t in fig.axes[0].texts}
     assert sizes == {7} and 7 * DPI / 72 * scale >= 6, (w, h, scale)

@@ -69,7 +69,7 @@ def test_passages_and_answers_render_markdown_and_the_two_answers_stand_apart(si
 
 
 def test_every_coloured_table_has_a_key_and_its_numbers_a_legible_colour(site, page):
-    from vectrixdb.server.heatmap import heat_rgb, text_on
+    from vectrixdb.plotting.heatmap import heat_rgb, text_on
 
     base, ids = site
     page.goto(f"{base}/runs/{ids['rag']}")

@@ -218,7 +218,7 @@ def _outcome(run):
        year=st.sampled_from([None, 2021]))
 def test_a_view_is_a_collection_of_what_it_may_see(tmp_path, docs, who, queries, year):
     from vectrixdb.evaluation import check_golden, evaluate, retrieval_report, suggest_expected
-    from vectrixdb.evaluation.golden import Question, save_questions
+    from vectrixdb.evaluation.golden.questions import Question, save_questions
 
     root = tempfile.mkdtemp(dir=tmp_path)
     items = _items(docs)

@@ -13,9 +13,9 @@ from scipy.stats import norm
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import Question, compare_runs, load_run, questions_needed, run_evaluation
-from vectrixdb.evaluation.power import detectable_difference, min_questions, power_at, questions_for
-from vectrixdb.evaluation.report import Report
-from vectrixdb.evaluation.stats import SignFlip, holm
+from vectrixdb.evaluation.runs.power import detectable_difference, min_questions, power_at, questions_for
+from vectrixdb.evaluation.runs.report import Report
+from vectrixdb.evaluation.runs.stats import SignFlip, holm
 
 
 def table(values: dict, n: int) -> Report:

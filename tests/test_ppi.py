@@ -6,7 +6,7 @@ import pytest
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import Question, answer_report, calibrate, load_run, ppi_mean
-from vectrixdb.evaluation.ppi import human_only, ppi_arrays
+from vectrixdb.evaluation.runs.ppi import human_only, ppi_arrays
 
 
 def draw(rng, n, N, judge):

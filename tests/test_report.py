@@ -10,7 +10,7 @@ from tests.conftest import ROOT
 from vectrixdb.evaluation import (Question, answer_cutoff, answer_report, audit_golden, calibrate, compare_chunking,
                                   compare_runs, evaluate, list_runs, load_run, ppi_mean, questions_needed,
                                   retrieval_report, run_evaluation, sweep)
-from vectrixdb.evaluation.report import KINDS, Kind, Report, register
+from vectrixdb.evaluation.runs.report import KINDS, Kind, Report, register
 
 matplotlib.use("Agg")
 SAMPLE = [str(p) for p in sorted((ROOT / "data" / "sample").glob("*.md"))][:2]
@@ -58,7 +58,7 @@ def test_every_kind_round_trips_through_save_and_load(tmp_path, policies):
     reports += [a, compare_runs(a, b), audit_golden(QUESTIONS, policies)]
     reports += [questions_needed(a, b), ppi_mean(reports[5].frame["helpfulness"], {QUESTIONS[0].key(): 1.0,
                                                                                    QUESTIONS[1].key(): 0.0})]
-    from vectrixdb.evaluation.pooling import pool
+    from vectrixdb.evaluation.retrieval.pooling import pool
 
     reports.append(pool({"dense": reports[0], "keyword": lambda q: policies.search(q, 3, mode="keyword")}, QUESTIONS,
                         depth=3))
@@ -118,7 +118,7 @@ def test_a_runs_model_statuses_are_its_own_when_one_writer_judges_several_runs()
     """One ChatWriter (a real HTTP server on loopback answering) judges two runs: each run's
     model figures - asks and statuses alike - are what that run asked, not the writer's totals."""
     from tests.llama_server import Scripted, completion
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat.writer import ChatWriter
 
     server = Scripted()
     try:
@@ -138,7 +138,7 @@ def test_a_runs_model_statuses_are_its_own_when_one_writer_judges_several_runs()
 def test_a_run_saved_before_set_columns_carried_k_loads_and_shows_with_them(tmp_path):
     """Set figures name their k in the frame (`page_f1@10`); a report.json (or a running run's
     progress log) written with the old names (`page_f1`) loads under today's, read at the run's k."""
-    from vectrixdb.evaluation import progress
+    from vectrixdb.evaluation.runs import progress
     from vectrixdb.server.views import question_detail
 
     report = run_evaluation(lambda q: ["deferment", "mortgage"], QUESTIONS, k=5, save_to=str(tmp_path))

@@ -4,7 +4,7 @@ import math
 import pytest
 
 from vectrixdb.evaluation import Question, evaluate, retrieval_report
-from vectrixdb.evaluation.labels import holds, normal
+from vectrixdb.evaluation.golden.labels import holds, normal
 
 
 def fixed(results):

@@ -5,7 +5,7 @@ declares is found on the object (inspect.getattr_static, so no property is evalu
 import inspect
 
 from vectrixdb import roles
-from vectrixdb.chat import ChatWriter
+from vectrixdb.chat.writer import ChatWriter
 from vectrixdb.chunk_models import context_writer, llm_cutter
 from vectrixdb.collection import Vectrix
 from vectrixdb.embedding import Embedder, SentenceEmbedder

@@ -74,7 +74,7 @@ def test_dense_with_the_bundled_model_matches_ir_measures(scifact, db):
 def test_the_exported_hybrid_run_scores_in_pytrec_eval_as_in_the_report(scifact, db, tmp_path):
     import pytrec_eval
 
-    from vectrixdb.evaluation.interop import load_trec_run
+    from vectrixdb.evaluation.retrieval.interop import load_trec_run
 
     report = retrieval_report(db, scifact.questions, k=KS, mode="hybrid")
     run = load_trec_run(report.to_trec(str(tmp_path / "hybrid.txt")))

@@ -215,7 +215,7 @@ def test_the_chunking_tab_draws_a_saved_comparison(server, runs, page):
 
 
 def test_the_pdf_downloads_with_grade_sla_verdict_and_the_runs_figures(server, runs, page, tmp_path):
-    from vectrixdb import certify
+    from vectrixdb.export import certify
     from vectrixdb.evaluation import load_run
 
     folder, ids = runs
@@ -335,7 +335,7 @@ def test_vectrixdb_serve_binds_loopback_unless_told(runs, tmp_path):
     import sys
 
     from tests.servers import free_port
-    from vectrixdb import cli_serve
+    from vectrixdb.cli import serve as cli_serve
 
     assert inspect.signature(cli_serve.serve).parameters["host"].default.default == "127.0.0.1"
     port = free_port()
@@ -491,7 +491,7 @@ def test_a_damaged_report_is_listed_unreadable_with_why_and_every_other_page_wor
             in_tables = name in ("a list column holding a number", "rows of numbers")  # a listing reads no table
             if not in_tables:
                 assert row["status"] == "unreadable" and row["error"], name
-            from vectrixdb.evaluation.saved import UnreadableRun
+            from vectrixdb.evaluation.runs.saved import UnreadableRun
 
             with pytest.raises(UnreadableRun) as caught:
                 from vectrixdb.evaluation import load_run

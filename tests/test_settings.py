@@ -14,8 +14,8 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.llama_server import Scripted
-from vectrixdb.chat import ChatWriter, LimitConfig, RequestConfig
-from vectrixdb.chat_cache import cache_key
+from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig
+from vectrixdb.chat.cache import cache_key
 from vectrixdb.errors import BadInput, BadType, VectrixError
 from vectrixdb.evaluation import (
     CheckConfig,

@@ -9,8 +9,8 @@ from tests.conftest import PDFS, require
 from vectrixdb.cli import app
 from vectrixdb.evaluation import (CompareConfig, Question, check_golden, compare_chunking, load_questions, sweep,
                                   sweep_markdown)
-from vectrixdb.evaluation.chunking import _hand_over, _join
-from vectrixdb.evaluation.stats import mcnemar_exact
+from vectrixdb.evaluation.chunking.compare import _hand_over, _join
+from vectrixdb.evaluation.runs.stats import mcnemar_exact
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = sorted(str(p) for p in (ROOT / "data" / "sample").iterdir())
@@ -56,7 +56,7 @@ def test_hand_over_spends_the_budget_best_first():
 
 
 def test_a_quote_cut_across_two_handed_chunks_counts():
-    from vectrixdb.evaluation.chunking import _found
+    from vectrixdb.evaluation.chunking.compare import _found
     from vectrixdb.reading import read
 
     doc = read("alpha beta gamma delta epsilon zeta", doc_id="d")
@@ -114,7 +114,7 @@ def test_cli_sweep_and_compare(tmp_path):
 def test_the_uber_golden_set_is_checked_against_the_pdf():
     import pdfplumber
 
-    from vectrixdb.evaluation.labels import normal
+    from vectrixdb.evaluation.golden.labels import normal
     from vectrixdb.reading import read
 
     path = ROOT / "data" / "golden" / "uber_2021.jsonl"
@@ -160,7 +160,7 @@ def test_model_backed_builds_in_the_comparison(policies, tmp_path):
     import json as _json
 
     from tests.llama_server import Scripted
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat.writer import ChatWriter
     from vectrixdb.chunk_models import context_writer, llm_cutter
 
     docs = {d["doc_id"]: policies.document(d["doc_id"]) for d in policies.documents()}
@@ -245,7 +245,7 @@ def _saved(folder, report):
 
 @pytest.mark.parametrize("failing", ["answer", "judge"])
 def test_a_comparison_whose_every_answer_or_verdict_failed_has_no_best(policies, tmp_path, failing):
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat.writer import ChatWriter
     from vectrixdb.errors import Refused
 
     docs = {d["doc_id"]: policies.document(d["doc_id"]) for d in policies.documents()}
@@ -275,7 +275,7 @@ def test_a_comparison_whose_every_answer_or_verdict_failed_has_no_best(policies,
 
 
 def test_a_partial_model_failure_is_counted_per_build_and_shown(policies, tmp_path):
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat.writer import ChatWriter
 
     docs = {d["doc_id"]: policies.document(d["doc_id"]) for d in policies.documents()}
     server = Ruled(lambda body: OVERLOADED if "Am I liable after reporting" in body else _verdict(1.0))  # q2's fail
@@ -331,7 +331,7 @@ compare_chunking({SAMPLE!r}, {GOLDEN!r}, budget=300, techniques=["fixed"], sizes
 def test_sweep_ties_go_to_fewer_chunks_then_the_settings_order_never_to_timings():
     import pandas as pd
 
-    from vectrixdb.evaluation.sweep import rank_rows
+    from vectrixdb.evaluation.retrieval.sweep import rank_rows
 
     rows = pd.DataFrame({"chunk": ["a", "b", "c", "d", "e"], "ndcg@3": [0.5, 0.7, 0.7, 0.7 + 1e-16, 0.7],
                          "mrr@3": [0.9, 0.6, 0.6, 0.6, 0.6], "chunks": [1, 30, 20, 20, 20],
@@ -365,7 +365,7 @@ def test_a_comparison_that_raises_is_saved_as_failed(policies, tmp_path):
 
 
 def test_a_model_backed_build_whose_every_call_failed_is_not_compared(policies):
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat.writer import ChatWriter
     from vectrixdb.chunk_models import llm_cutter
 
     docs = {d["doc_id"]: policies.document(d["doc_id"]) for d in policies.documents()}

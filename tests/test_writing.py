@@ -10,21 +10,19 @@ import numpy as np
 import pytest
 
 from tests.llama_server import Scripted
-from vectrixdb.chat import DATA_NOTE, ChatWriter, LimitConfig, RequestConfig
-from vectrixdb.chat_prompt import CONTROL_TOKENS, SHAPES
+from vectrixdb.chat.writer import DATA_NOTE, ChatWriter, LimitConfig, RequestConfig
+from vectrixdb.chat.prompt import CONTROL_TOKENS, SHAPES
 from vectrixdb.errors import AlreadyExists, BadInput, Refused
-from vectrixdb.evaluation.golden import load_questions
-from vectrixdb.evaluation.schema import check_golden
-from vectrixdb.evaluation.writing import critic_reason, write_golden
-from vectrixdb.evaluation import writing_prompts
-from vectrixdb.evaluation.writing_checks import (check_draft, copies, copies_example, figures, locate, pick, points_at,
-                                                 repeat_key)
-from vectrixdb.evaluation.writing_config import (MIX, CheckConfig, CriticConfig, KindConfig, PassageConfig,
-                                                 WritingConfig, check_mix)
-from vectrixdb.evaluation.writing_passages import Alike, Passage, plan_slots, share, skip_reason
-from vectrixdb.evaluation.writing_prompts import draft_schema
-from vectrixdb.evaluation.writing_spans import number_spans, split_spans
-from vectrixdb.evaluation.writing_summary import plan_kinds
+from vectrixdb.evaluation.golden.files import load_questions
+from vectrixdb.evaluation.golden.schema import check_golden
+from vectrixdb.evaluation.writing.write import critic_reason, write_golden
+from vectrixdb.evaluation.writing import prompts as writing_prompts
+from vectrixdb.evaluation.writing.checks import check_draft, copies, copies_example, figures, locate, pick, points_at, repeat_key
+from vectrixdb.evaluation.writing.config import MIX, CheckConfig, CriticConfig, KindConfig, PassageConfig, WritingConfig, check_mix
+from vectrixdb.evaluation.writing.passages import Alike, Passage, plan_slots, share, skip_reason
+from vectrixdb.evaluation.writing.prompts import draft_schema
+from vectrixdb.evaluation.writing.spans import number_spans, split_spans
+from vectrixdb.evaluation.writing.summary import plan_kinds
 
 FREIGHT = ("Uber completed the acquisition of Transplace in an all-cash transaction during the third quarter of 2021, "
            "growing its freight business.")
@@ -115,7 +113,7 @@ def test_slots_reach_every_document_and_section(db):
                            for i in range(4))
     db.add_documents([{"text": long_doc, "doc_id": "big"}, {"text": DEFER, "doc_id": "small"}], progress=False,
                      chunk="structure", chunk_size=300)
-    from vectrixdb.evaluation.writing_passages import list_passages
+    from vectrixdb.evaluation.writing.passages import list_passages
 
     eligible, skipped, seen = list_passages([db], PassageConfig())
     slots = plan_slots(eligible, 5, 3)
@@ -510,7 +508,7 @@ def test_the_command_writes_drafts_from_the_settings_model(bank, server, tmp_pat
     import typer
     from typer.testing import CliRunner
 
-    from vectrixdb.cli_write import register
+    from vectrixdb.cli.write import register
 
     app, golden_app = typer.Typer(), typer.Typer()
     app.add_typer(golden_app, name="golden")
@@ -552,7 +550,7 @@ def test_the_real_model_end_to_end_adds_up_and_every_kept_row_checks(llama_serve
         for q in written.questions:
             assert q.draft and q.evidence and q.hint
             document = db.document(q.expected[0].split("#")[0])
-            from vectrixdb.evaluation.labels import normal
+            from vectrixdb.evaluation.golden.labels import normal
             pages = {int(e.split("=")[1]) for e in q.expected}
             text = normal(" ".join(document.page_text(p) for p in sorted(pages)))
             assert all(normal(e) in text for e in q.evidence)

@@ -72,11 +72,11 @@ def graded(name: str) -> bool:
 
 def figures(report, *, aliases: bool = False) -> dict[str, float]:
     """The run's headline figures by name (only those it has, only numbers), set figures with
-    their k, as its kind declares them (evaluation/kinds.py: `headline`, plus the kind's
+    their k, as its kind declares them (evaluation/runs/kinds.py: `headline`, plus the kind's
     certificate `figures`: an `evaluate` run's best setup's, a RAG or retrieval evaluation's
     capped recall per level, a chunking comparison's found and right share), and duration_s.
     `aliases` is kept for callers; names without @k are resolved by resolve()."""
-    from vectrixdb.evaluation.kinds import call, kind_of
+    from vectrixdb.evaluation.runs.kinds import call, kind_of
 
     kind = kind_of(report.kind)
     out = {k: v for k, v in kind.headline_of(dict(report)).items() if _number(v)}
@@ -95,7 +95,7 @@ def _number(v: Any) -> bool:
 
 def capped_recall(report) -> dict[str, float]:
     """`<level>_capped_recall@k` of a run_evaluation run (kinds_builtin.capped_recall, its rule)."""
-    from vectrixdb.evaluation.kinds_builtin import capped_recall as of
+    from vectrixdb.evaluation.runs.kinds_builtin import capped_recall as of
 
     return of(report)
 
@@ -179,7 +179,7 @@ def compliance(report, sla: dict[str, dict[str, float]]) -> dict[str, Any]:
 
 
 def _kind(report):
-    from vectrixdb.evaluation.kinds import kind_of
+    from vectrixdb.evaluation.runs.kinds import kind_of
 
     return kind_of(report.kind)
 

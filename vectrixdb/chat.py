@@ -19,11 +19,11 @@ last words rather than spending the rest of its budget on a service that does no
 
 The writer retries by itself (the SDK's own retries are off): 408, 409, 429 and 5xx replies and
 dropped or timed-out connections are tried again up to max_retries times, waiting what the service
-asks (at most 60 s) or backing off (chat_reply). Every HTTP request sent is counted, retries
+asks (at most 60 s) or backing off (chat.reply). Every HTTP request sent is counted, retries
 included (`Outcome.calls`, `totals()["requests"]`), beside the completions received (`answers`).
 
 Independent asks go at the same time: `ask_many([(messages, schema), ...])` and `map(work, items)`
-send up to max_concurrency at once and give the results in input order (chat_parallel). The
+send up to max_concurrency at once and give the results in input order (chat.parallel). The
 limiter, the cache and the ledger are shared and locked, so a batch makes the same requests and
 writes the same answers as the same asks one by one: two asks of one prompt at once are asked once
 (the second reads the cache), and while response_format="auto" is unsettled one request at a time
@@ -31,8 +31,8 @@ finds out which form the server takes. A refusal stops the batch with what the s
 asks already in flight finish and are cached. Ledger rows are in the order the asks finished, and
 the stop rule counts errors in that order.
 
-Routes and their clients are in chat_routes, reading replies and waits in chat_reply, the cache and
-the usage ledger in chat_cache, the rate limiter in chat_limits, passages and shapes in chat_prompt.
+Routes and their clients are in chat.routes, reading replies and waits in chat.reply, the cache and
+the usage ledger in chat.cache, the rate limiter in chat.limits, passages and shapes in chat.prompt.
 """
 from __future__ import annotations
 
@@ -43,13 +43,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Literal, cast
 
-from vectrixdb.chat_cache import CACHED_STATUSES, AnswerCache, Ledger, Stored, UsageRow, cache_key, price_of
-from vectrixdb.chat_config import DEFAULT_LIMITS, DEFAULT_REQUEST, MOVED, LimitConfig, RequestConfig
-from vectrixdb.chat_limits import Limiter
-from vectrixdb.chat_parallel import KeyLocks, concurrently
-from vectrixdb.chat_prompt import DATA_NOTE, Shape, inert, passage
-from vectrixdb.chat_reply import Attempts, NotACompletion, read_completion
-from vectrixdb.chat_routes import AZURE_API_VERSION, Route, azure_route, openai_route, rejects_json_schema, shown_url
+from vectrixdb.chat.cache import CACHED_STATUSES, AnswerCache, Ledger, Stored, UsageRow, cache_key, price_of
+from vectrixdb.chat.config import DEFAULT_LIMITS, DEFAULT_REQUEST, MOVED, LimitConfig, RequestConfig
+from vectrixdb.chat.limits import Limiter
+from vectrixdb.chat.parallel import KeyLocks, concurrently
+from vectrixdb.chat.prompt import DATA_NOTE, Shape, inert, passage
+from vectrixdb.chat.reply import Attempts, NotACompletion, read_completion
+from vectrixdb.chat.routes import AZURE_API_VERSION, Route, azure_route, openai_route, rejects_json_schema, shown_url
 from vectrixdb.errors import BadInput, BadType, Refused
 from vectrixdb.settings import moved
 
@@ -235,7 +235,7 @@ class ChatWriter:
     def map(self, work: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
         """[work(item) for item in items] with up to max_concurrency items at once, for work that asks
         this writer (one ask or several: an answer, then its verdict); results in input order, the
-        first failure in input order raised (chat_parallel.concurrently)."""
+        first failure in input order raised (chat.parallel.concurrently)."""
         return concurrently(work, items, workers=self.limiter.max_concurrency)
 
     def _reread(self, stored: Stored, shape: Shape | None, seconds: float) -> Outcome | None:

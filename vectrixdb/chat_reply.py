@@ -12,7 +12,7 @@ when it is more than 0 and at most CAP = 60 seconds; otherwise the wait is an ex
 service that asks for more than CAP (`inf`, `1e10`, a date next week) will not serve this run, so
 ChatWriter stops with its words instead of sleeping for ever or overflowing a timer.
 
-`Attempts` is the whole retry rule of one request (see chat.py's module doc for what it means to a
+`Attempts` is the whole retry rule of one request (see chat/writer.py's module doc for what it means to a
 run): what to do after each failure, and when to stop.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ import random
 import time
 from typing import Any, Mapping
 
-from vectrixdb.chat_routes import Route, refusal, said
+from vectrixdb.chat.routes import Route, refusal, said
 from vectrixdb.errors import Refused
 
 CAP = 60.0
@@ -136,7 +136,7 @@ class Attempts:
     """The retry rule for one request: 408, 409, 429 and 5xx replies and connections dropped or timed
     out are tried again up to max_retries times; 429s past that slow the whole writer down (the
     limiter) up to `patience` times more; then, or when a wait asked for is over CAP, or on a
-    refusal (chat_routes.refusal), Refused is raised with the service's words."""
+    refusal (chat.routes.refusal), Refused is raised with the service's words."""
 
     def __init__(self, route: Route, max_retries: int, patience: int, limiter: Any):
         self.route, self.max_retries, self.patience, self.limiter = route, max_retries, patience, limiter

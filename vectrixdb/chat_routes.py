@@ -6,7 +6,7 @@ and its query string kept for every request (Foundry's `?api-version=`). An Azur
 gets the SDK's `AzureOpenAI` client, with a key or, without one, a bearer-token provider from
 azure-identity with the Cognitive Services scope (a managed identity on Azure, `az login` on a
 laptop). The SDK does the wire (timeouts, Azure's URLs) with its own retries off: ChatWriter retries
-itself (chat_reply), so that every HTTP request is counted and every reply is read by one rule.
+itself (chat.reply), so that every HTTP request is counted and every reply is read by one rule.
 
 A route's `name` is its URL as shown to people (`describe()`, `repr`, report.json, every message):
 any secret in it is masked where the URL is built (`shown_url`), a key in the query string

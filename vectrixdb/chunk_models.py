@@ -3,7 +3,7 @@
 Both wrap a ChatWriter (any OpenAI-style route or Azure OpenAI), so every call goes through its
 cache (a rerun costs nothing), its limiter and its usage ledger; a refusal (a key not taken, a
 missing deployment, nothing listening) raises Refused and stops the build before anything is
-stored. Document text goes to the model as data (chat_prompt.passage), with chat-template control
+stored. Document text goes to the model as data (chat.prompt.passage), with chat-template control
 tokens made inert.
 
 - llm_cutter(chat): one call per document section. The section's paragraphs are numbered and the
@@ -54,7 +54,7 @@ class LLMCutter:
 
     def starts(self, paragraphs: list[str]) -> list[int]:
         """Indexes of the paragraphs that start a new topic (0 always does), in order."""
-        from vectrixdb.chat_prompt import DATA_NOTE, passage
+        from vectrixdb.chat.prompt import DATA_NOTE, passage
 
         if len(paragraphs) < 2:
             return [0]
@@ -87,7 +87,7 @@ class ContextWriter:
 
     def note(self, document: str, start: int, end: int) -> str:
         """One or two sentences placing document[start:end] in its document ("" when the reply failed)."""
-        from vectrixdb.chat_prompt import DATA_NOTE, passage
+        from vectrixdb.chat.prompt import DATA_NOTE, passage
 
         shown = document if len(document) <= self.document_chars else document[: self.document_chars] + "\n[...]"
         messages = [{"role": "system", "content": "Write one or two sentences that place the chunk within the "
@@ -105,8 +105,8 @@ class ContextWriter:
 
 def starts_of(cutter: Cutter, windows: list[list[str]]) -> list[list[int]]:
     """cutter.starts for each window of paragraphs, in order: up to the chat model's max_concurrency
-    at once for an LLMCutter over a ChatWriter, one at a time for any other cutter (chat_parallel)."""
-    from vectrixdb.chat_parallel import concurrently, width
+    at once for an LLMCutter over a ChatWriter, one at a time for any other cutter (chat.parallel)."""
+    from vectrixdb.chat.parallel import concurrently, width
 
     workers = width(cutter.chat) if isinstance(cutter, LLMCutter) else 1
     return concurrently(cutter.starts, windows, workers=workers)
@@ -115,7 +115,7 @@ def starts_of(cutter: Cutter, windows: list[list[str]]) -> list[list[int]]:
 def notes_of(writer: NoteWriter, document: str, spans: list[tuple[int, int]]) -> list[str]:
     """writer.note for each (start, end) of document, in order: up to the chat model's max_concurrency
     at once for a ContextWriter over a ChatWriter, one at a time for any other note writer."""
-    from vectrixdb.chat_parallel import concurrently, width
+    from vectrixdb.chat.parallel import concurrently, width
 
     workers = width(writer.chat) if isinstance(writer, ContextWriter) else 1
     return concurrently(lambda span: writer.note(document, *span), spans, workers=workers)

@@ -166,7 +166,7 @@ def sweep_cmd(files: List[str] = typer.Argument(..., help="the original document
               by: str = typer.Option("doc", help="grain: doc, page, chunk or evidence"),
               as_json: bool = typer.Option(False, "--json", help="print the report as JSON")):
     """Build every chunking setting in a scratch folder and rank them on the golden questions."""
-    from vectrixdb.evaluation.sweep import sweep, sweep_markdown
+    from vectrixdb.evaluation.retrieval.sweep import sweep, sweep_markdown
 
     report = sweep(files, golden, chunk=chunk, chunk_size=size, embed_heading=[False, True] if heading is None else
                    [heading], search=[{"mode": m} for m in mode], by=by)
@@ -199,15 +199,15 @@ def compare_chunking_cmd(files: List[str] = typer.Argument(..., help="the origin
                          as_json: bool = typer.Option(False, "--json", help="print the report as JSON")):
     """Compare the chunking techniques with the same character budget, with exact tests. A chat
     model (--chat, --llm-cuts, --notes) is asked for one word before any document is read."""
-    from vectrixdb.evaluation.chunking import compare_chunking
-    from vectrixdb.evaluation.chunking_config import CompareConfig
+    from vectrixdb.evaluation.chunking.compare import compare_chunking
+    from vectrixdb.evaluation.chunking.config import CompareConfig
 
     if run_name is not None and save_to is None:
         raise BadInput("--name names a saved run: give --save-to too")
     writer = None
     if chat or llm_cuts or notes:
-        from vectrixdb.chat import ChatWriter
-        from vectrixdb.evaluation.model_ready import check_answers
+        from vectrixdb.chat.writer import ChatWriter
+        from vectrixdb.evaluation.generation.model_ready import check_answers
 
         writer = ChatWriter.from_environment(cache=cache)
         check_answers(writer, "before a single document was read")
@@ -262,7 +262,7 @@ def golden_check(file: str, collection: Optional[str] = typer.Option(None, help=
                  as_: Optional[List[str]] = typer.Option(None, "--as", help=AS_HELP),
                  path: Optional[Path] = typer.Option(None, help=PATH_HELP)):
     """Print every finding in a golden file; exit 1 when there is an error."""
-    from vectrixdb.evaluation.schema import check_golden
+    from vectrixdb.evaluation.golden.schema import check_golden
 
     if as_ and not collection:
         raise BadInput("--as needs --collection: a principal sees a collection")
@@ -288,8 +288,9 @@ def golden_label(name: str, questions: str = typer.Option(..., help="questions t
     from dataclasses import replace
 
     from vectrixdb import io
-    from vectrixdb.evaluation.golden import load_questions, save_questions
-    from vectrixdb.evaluation.suggest import suggest_expected
+    from vectrixdb.evaluation.golden.files import load_questions
+    from vectrixdb.evaluation.golden.questions import save_questions
+    from vectrixdb.evaluation.golden.suggest import suggest_expected
 
     if io.exists(out):
         raise AlreadyExists(f"{out} already exists; it may hold checked labels, so it is never written over")
@@ -312,7 +313,7 @@ def golden_cutoff(name: str, golden: str = typer.Option(..., help="golden file")
                   path: Optional[Path] = typer.Option(None, help=PATH_HELP)):
     """Measure the score below which to decline answering, and print the table."""
     from vectrixdb import io
-    from vectrixdb.evaluation.cutoff import answer_cutoff, table_text
+    from vectrixdb.evaluation.retrieval.cutoff import answer_cutoff, table_text
     from vectrixdb.reading import decode
 
     db = _open(name, path, as_)
@@ -325,8 +326,8 @@ def golden_cutoff(name: str, golden: str = typer.Option(..., help="golden file")
 
 def _register_more() -> None:
     """Commands that live in their own modules: report/evaluate/runs, serve/export, the chat model's check."""
-    from vectrixdb import cli_eval, cli_golden, cli_serve, cli_write
-    from vectrixdb.cli_writer import writer_app
+    from vectrixdb.cli import evaluate as cli_eval, golden as cli_golden, serve as cli_serve, write as cli_write
+    from vectrixdb.cli.writer import writer_app
 
     cli_eval.register(app, lambda name, path, as_: _open(name, path, as_))
     cli_write.register(golden_app, lambda name, path, as_: _open(name, path, as_))

@@ -276,7 +276,7 @@ def headline_figure(row) -> str:
     """The one figure `runs list` shows for a run, as its kind declares it (Kind.cli; by default the
     first the run has of kinds.HEADLINE: a sweep's or a comparison's best in words; else accuracy,
     nDCG, recall, then set F1 from the finest grain); an unreadable run says why."""
-    from vectrixdb.evaluation.kinds import KINDS, first_headline
+    from vectrixdb.evaluation.runs.kinds import KINDS, first_headline
 
     if row.get("status") == "unreadable":
         return f"cannot be read: {_short(row.get('error') or '')}"
@@ -287,7 +287,7 @@ def headline_figure(row) -> str:
 def runs_text(frame) -> str:
     """`runs list`: one aligned line per run (name, kind, status, headline figure, start time, id);
     a kind whose badge comes from its values (an evaluation's Retrieval, RAG) shows it beside its name."""
-    from vectrixdb.evaluation.kinds import KINDS
+    from vectrixdb.evaluation.runs.kinds import KINDS
 
     rows = []
     for _, row in frame.iterrows():

@@ -1,9 +1,9 @@
 """`vectrixdb golden import` and `vectrixdb golden export`: a way in from ragas, DeepEval and Vecta
 test sets, and a way back out to ragas and DeepEval files.
 
-cli.py wires them in with `register(golden_app, _open)`; errors are VectrixErrors, which the
+cli/commands.py wires them in with `register(golden_app, _open)`; errors are VectrixErrors, which the
 command group prints as one line with exit status 1. How each field is read and written is in
-evaluation/foreign.py (Vecta), evaluation/anchors.py and evaluation/anchors_write.py.
+evaluation/golden/foreign.py (Vecta), evaluation/golden/anchors.py and evaluation/golden/anchors_write.py.
 """
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ FORMATS = ("ragas", "deepeval")
 
 def format_of(path: str) -> str:
     """What wrote a file, by its first row: ragas, DeepEval, Vecta, Bedrock or vectrixdb."""
-    from vectrixdb.evaluation.anchors import is_deepeval, is_ragas
-    from vectrixdb.evaluation.foreign import is_vecta, rows_of
-    from vectrixdb.evaluation.golden import is_bedrock
+    from vectrixdb.evaluation.golden.anchors import is_deepeval, is_ragas
+    from vectrixdb.evaluation.golden.foreign import is_vecta, rows_of
+    from vectrixdb.evaluation.golden.questions import is_bedrock
 
     for _, _, row in rows_of(path):
         for name, test in (("a ragas test set", is_ragas), ("DeepEval goldens", is_deepeval),
@@ -48,7 +48,8 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
         (the summary says how to label them). Never writes over --out."""
         from vectrixdb import io
         from vectrixdb.errors import AlreadyExists, BadInput
-        from vectrixdb.evaluation.golden import load_questions, save_questions
+        from vectrixdb.evaluation.golden.files import load_questions
+        from vectrixdb.evaluation.golden.questions import save_questions
 
         if io.exists(out):
             raise AlreadyExists(f"{out} already exists; it may hold checked labels, so it is never written over")
@@ -85,8 +86,8 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
         """Write golden rows as a ragas test set or DeepEval goldens, which those tools load with
         their own loaders; vectrixdb's own fields ride along, so the file reads back exactly."""
         from vectrixdb.errors import BadInput
-        from vectrixdb.evaluation.anchors_write import save_deepeval, save_ragas
-        from vectrixdb.evaluation.golden import load_questions
+        from vectrixdb.evaluation.golden.anchors_write import save_deepeval, save_ragas
+        from vectrixdb.evaluation.golden.files import load_questions
 
         if to not in FORMATS:
             raise BadInput(f"--to is ragas or deepeval, not {to!r}")

@@ -3,9 +3,9 @@
     vectrixdb serve [FOLDER] [--port 8000] [--host 127.0.0.1] [--host-name NAME ...] [--sla sla.yaml]
     vectrixdb export RUN --folder FOLDER --pdf out.pdf [--html out.html] [--sla sla.yaml]
 
-Kept apart from cli.py so the dashboard's dependencies (fastapi, uvicorn, jinja2, reportlab: the
-`serve` extra) load only when these commands run. cli.py adds them with one line:
-`from vectrixdb import cli_serve; cli_serve.register(app)`.
+Kept apart from cli/commands.py so the dashboard's dependencies (fastapi, uvicorn, jinja2, reportlab: the
+`serve` extra) load only when these commands run. cli/commands.py adds them with one line:
+`from vectrixdb import cli.serve; cli.serve.register(app)`.
 """
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def export(run: str = typer.Argument(..., help="run id, as `vectrixdb runs list`
            sla: Optional[str] = typer.Option(None, help="SLA thresholds, a JSON or YAML file (defaults when none)")):
     """Export a saved run as a certification PDF and/or a self-contained HTML file."""
     _require()
-    from vectrixdb.export import export_run
+    from vectrixdb.export.files import export_run
 
     for path in export_run(run, folder, pdf=pdf, html=html, sla=sla):
         typer.echo(f"wrote {path}")

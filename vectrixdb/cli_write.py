@@ -1,7 +1,7 @@
 """`vectrixdb golden write` and `vectrixdb golden audit`: draft questions with a model, and measure
 how synthetic a question set is.
 
-cli.py wires them in with `register(golden_app, _open)`; errors are VectrixErrors, which the
+cli/commands.py wires them in with `register(golden_app, _open)`; errors are VectrixErrors, which the
 command group prints as one line with exit status 1.
 """
 from __future__ import annotations
@@ -40,10 +40,10 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
         (VECTRIXDB_WRITER_URL + VECTRIXDB_WRITER_MODEL, or Azure OpenAI), every row a draft. The
         model is asked for one word first: when it does not answer, nothing is read."""
         from vectrixdb import io
-        from vectrixdb.chat import ChatWriter
+        from vectrixdb.chat.writer import ChatWriter
         from vectrixdb.errors import AlreadyExists
-        from vectrixdb.evaluation.writing import write_golden
-        from vectrixdb.evaluation.writing_config import WritingConfig
+        from vectrixdb.evaluation.writing.write import write_golden
+        from vectrixdb.evaluation.writing.config import WritingConfig
 
         if io.exists(out):  # before opening anything or building a writer
             raise AlreadyExists(f"{out} already exists; it is never written over")
@@ -64,7 +64,7 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
         coverage and how easily each search finds it, beside real questions when given."""
         import json
 
-        from vectrixdb.evaluation.audit import audit_golden
+        from vectrixdb.evaluation.writing.audit import audit_golden
 
         report = audit_golden(golden, open_collection(name, path, as_), real=real)
         typer.echo(json.dumps({"sets": report["sets"], "gap": report.get("gap"), "warnings": report["warnings"]},

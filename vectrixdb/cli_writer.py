@@ -1,6 +1,6 @@
 """`vectrixdb writer check`: is the chat model the settings name really there, and what does it say?
 
-Registered in cli.py as a sub-command group (`app.add_typer(writer_app, name="writer")`).
+Registered in cli/commands.py as a sub-command group (`app.add_typer(writer_app, name="writer")`).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def check(url: Optional[str] = typer.Option(None, help="full chat completions UR
           key_header: Optional[str] = typer.Option(None, help="header for the key, with --url (default: bearer)"),
           max_tokens: int = typer.Option(16, help="the longest reply to ask for")):
     """Print the route and model (key masked), make one small call and print what came back."""
-    from vectrixdb.chat import ChatWriter
+    from vectrixdb.chat.writer import ChatWriter
 
     try:
         writer = (ChatWriter(url, model=model, key=key, key_header=key_header, max_retries=1) if url

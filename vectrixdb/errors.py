@@ -3,7 +3,7 @@
 Each kind also derives from the built-in exception a caller would already catch (ValueError for bad
 input, FileNotFoundError for something missing, ...), so `except ValueError` keeps working while
 `except VectrixError` catches them all. The CLI prints a VectrixError as one line and exits with
-its kind's status (vectrixdb.cli.EXIT_CODES); anything else is a bug and keeps its traceback.
+its kind's status (vectrixdb.cli.commands.EXIT_CODES); anything else is a bug and keeps its traceback.
 tests/test_errors.py walks every raise in the package: a built-in raised in a public code path fails.
 """
 from __future__ import annotations

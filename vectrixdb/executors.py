@@ -46,7 +46,7 @@ class Cell:
     key: str = field(init=False)
 
     def __post_init__(self):
-        from vectrixdb import __version__
+        from vectrixdb.version import __version__
 
         body = json.dumps({"fn": f"{self.fn.__module__}.{self.fn.__qualname__}", "settings": self.settings,
                            "inputs": list(self.digests), "vectrixdb": __version__, "code": code_digest()},

@@ -3,7 +3,7 @@
     vectrixdb export RUN --folder FOLDER --pdf out.pdf [--sla sla.yaml]
     vectrixdb export RUN --folder FOLDER --html out.html
 
-The PDF (reportlab, laid out by export_pdf.py) holds the overall grade with the rule that gave it,
+The PDF (reportlab, laid out by export/pdf.py) holds the overall grade with the rule that gave it,
 SLA compliance against the thresholds given (certify.DEFAULT_SLA, printed as such, when none),
 the headline and per-question figures as colour-coded tables, the run's own matplotlib figures,
 the run's manifest and an appendix of misses. The HTML copy is the dashboard's run page with
@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from vectrixdb import certify
+from vectrixdb.export import certify
 from vectrixdb.server.decisions import UPPER_BOUND
 from vectrixdb.errors import AlreadyExists, BadInput
 
@@ -32,11 +32,11 @@ def _rules(sla: Any) -> tuple[dict, str]:
 
 
 def certificate(report, sla: Any = None) -> dict[str, Any]:
-    """What the PDF says, as plain data (export_pdf.build lays it out)."""
-    from vectrixdb import __version__
+    """What the PDF says, as plain data (export.pdf.build lays it out)."""
+    from vectrixdb.version import __version__
     from vectrixdb.server import views
     from vectrixdb.server.figures import run_figures
-    from vectrixdb.server.heatmap import key_scores
+    from vectrixdb.plotting.heatmap import key_scores
 
     rules, source = _rules(sla)
     meta, run_id = report.meta, report.meta.get("run_id")
@@ -87,7 +87,7 @@ def _unjudged_rows(report) -> list[tuple[str, str, None]]:
 
 def _extra_tables(report) -> list[dict[str, Any]]:
     """Tables a kind adds to its certificate (Kind.certificate), [{"title", "rows"}]."""
-    from vectrixdb.evaluation.kinds import call, kind_of
+    from vectrixdb.evaluation.runs.kinds import call, kind_of
 
     kind = kind_of(report.kind)
     return list(call(kind.certificate, report)) if kind.certificate else []
@@ -110,7 +110,7 @@ def misses(report) -> list[dict[str, Any]]:
     """One entry per question that missed something: its title and lines, each plain text or
     {"label", "markdown"} for a passage or an answer (the PDF renders its Markdown). What counts is
     the kind's (Kind.appendix); by default the run's recorded misses (miss_entries)."""
-    from vectrixdb.evaluation.kinds import call, kind_of
+    from vectrixdb.evaluation.runs.kinds import call, kind_of
 
     kind = kind_of(report.kind)
     return list(call(kind.appendix, report)) if kind.appendix else miss_entries(report)
@@ -174,7 +174,7 @@ def evaluation_appendix(report) -> list[dict[str, Any]]:
 
 def pdf_bytes(report, *, sla: Any = None) -> bytes:
     """The certification PDF of a report, in memory."""
-    from vectrixdb.export_pdf import build
+    from vectrixdb.export.pdf import build
 
     return build(certificate(report, sla))
 
@@ -203,7 +203,7 @@ def export_run(run_id: str, folder: str, *, pdf: str | None = None, html: str | 
                sla: str | None = None) -> list[str]:
     """Write the PDF and/or HTML of a saved run; refuses a path that exists. Returns what it wrote."""
     from vectrixdb import io
-    from vectrixdb.evaluation.runs import load_run
+    from vectrixdb.evaluation.runs.store import load_run
 
     if not pdf and not html:
         raise BadInput("say what to write: --pdf out.pdf and/or --html out.html")

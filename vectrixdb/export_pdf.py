@@ -1,5 +1,5 @@
 """The certification PDF's layout (reportlab platypus): grade, SLA, metric heatmaps, figures,
-manifest, appendix of misses. export.py decides what goes in; this module only lays it out.
+manifest, appendix of misses. export/files.py decides what goes in; this module only lays it out.
 
 Fonts: DejaVu Sans from matplotlib's own data folder (always installed with matplotlib), so
 ≥, ≤, — and accented names print; reportlab's built-in Helvetica only has Latin-1. Every string
@@ -63,9 +63,9 @@ def P(text: Any, style) -> Any:
 def heat(value: float | None):
     from reportlab.lib import colors
 
-    from vectrixdb.server.heatmap import heat_rgb
+    from vectrixdb.plotting.heatmap import heat_rgb
 
-    from vectrixdb.server.heatmap import UNDEFINED_RGB
+    from vectrixdb.plotting.heatmap import UNDEFINED_RGB
 
     return colors.Color(*(c / 255 for c in (UNDEFINED_RGB if value is None else heat_rgb(value))))
 
@@ -74,7 +74,7 @@ def heat_key(st) -> Any:
     """The colour key of the coloured tables: a cell per step from 0 to 1, and grey for undefined."""
     from reportlab.lib.units import cm
 
-    from vectrixdb.server.heatmap import KEY_STEPS
+    from vectrixdb.plotting.heatmap import KEY_STEPS
 
     row = ["colour key"] + [f"{v:.2f}" for v in KEY_STEPS] + ["undefined"]
     backgrounds = {(j + 1, 0): heat(v) for j, v in enumerate(list(KEY_STEPS) + [None])}
@@ -98,7 +98,7 @@ def appendix_entry(miss: dict, st, width: float) -> list:
 
 def on(colour, style):
     """A paragraph style whose text is legible on a cell of this colour (black or white, by luminance)."""
-    from vectrixdb.server.heatmap import text_on
+    from vectrixdb.plotting.heatmap import text_on
 
     ink = text_on((colour.red, colour.green, colour.blue), scale=1)
     return style if ink == "#000000" else style.clone(style.name + "-light", textColor=ink)

@@ -142,7 +142,7 @@ def _vectors(db, prepared: list[Prepared], progress: bool, executor: str = "loca
     for the default space (other spaces embed the chunk texts as usual)."""
     import numpy as np
 
-    from vectrixdb.collection import DEFAULT_SPACE
+    from vectrixdb.store import DEFAULT_SPACE
     from vectrixdb.executors import embed_corpus
 
     out = {}

@@ -72,7 +72,7 @@ def hit_heatmap(report, ax=None, max_questions: int = 60):
     import numpy as np
     from matplotlib.colors import ListedColormap
 
-    from vectrixdb.plotting_heat import cell_numbers, colour_bar
+    from vectrixdb.plotting.heat import cell_numbers, colour_bar
 
     frame = report.frame.head(max_questions)
     ks = report["k"]
@@ -173,7 +173,7 @@ def tie_matrix(report, ax=None):
     names = [t["name"] for t in report["techniques"]]
     data = np.array([[report["pairs"][a][b] for b in names] for a in names])
     fig, ax = _figure(ax, figsize=(2.5 + 0.9 * len(names), 1.5 + 0.7 * len(names)))
-    from vectrixdb.plotting_heat import cell_numbers, colour_bar
+    from vectrixdb.plotting.heat import cell_numbers, colour_bar
 
     image = ax.imshow(data, cmap="viridis", vmin=0, vmax=1)
     ax.set_xticks(range(len(names)), names, rotation=45, ha="right")

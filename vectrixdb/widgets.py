@@ -27,7 +27,7 @@ import warnings
 from dataclasses import replace
 
 from vectrixdb.errors import AlreadyExists, BadInput
-from vectrixdb.evaluation.golden import Question, save_questions, split_label
+from vectrixdb.evaluation.golden.questions import Question, save_questions, split_label
 from vectrixdb.roles import Collection
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]{3,}")
@@ -44,7 +44,7 @@ def highlight(passage: str, answer: str | None) -> str:
 
 class LabelReview:
     def __init__(self, db: Collection, questions: list[Question], *, k: int = 3, autosave: str | None = None, **search):
-        from vectrixdb.evaluation.suggest import suggest_with_passages
+        from vectrixdb.evaluation.golden.suggest import suggest_with_passages
 
         self.db = db
         self.rows = suggest_with_passages(db, questions, k=k, **search)

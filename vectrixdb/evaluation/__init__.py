@@ -32,7 +32,7 @@ __all__ = sorted([*_EXPORTS, "sweep"])
 
 # The function shares its module's name, so it is bound here once (the module is light): a lazy
 # lookup would hand back the module after its first import.
-from vectrixdb.evaluation.sweep import sweep  # noqa: E402
+from vectrixdb.evaluation.retrieval.sweep import sweep  # noqa: E402
 
 
 def __getattr__(name: str):

@@ -191,7 +191,7 @@ class Locator:
     by="page" labels pages (a one-page document by itself), by="doc" documents."""
 
     def __init__(self, db: Collection, by: str = "page", **search: Any):
-        from vectrixdb.evaluation.labels import normal
+        from vectrixdb.evaluation.golden.labels import normal
 
         if by not in ("page", "doc"):
             raise BadInput(f"by must be 'page' or 'doc', not {by!r}")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from vectrixdb.evaluation.golden import Question, label_document, split_label
+from vectrixdb.evaluation.golden.questions import Question, label_document, split_label
 from vectrixdb.roles import Collection
 
 

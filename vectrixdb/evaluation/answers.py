@@ -25,12 +25,13 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from vectrixdb.chat_parallel import concurrently, width
+from vectrixdb.chat.parallel import concurrently, width
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.golden import provenance, questions_of
-from vectrixdb.evaluation.judges import BEDROCK_METRICS, as_judge, check_inputs, check_score, is_model, rubric
-from vectrixdb.evaluation.report import Report, now
-from vectrixdb.evaluation.stats import bootstrap_interval
+from vectrixdb.evaluation.golden.questions import provenance
+from vectrixdb.evaluation.golden.files import questions_of
+from vectrixdb.evaluation.generation.judges import BEDROCK_METRICS, as_judge, check_inputs, check_score, is_model, rubric
+from vectrixdb.evaluation.runs.report import Report, now
+from vectrixdb.evaluation.runs.stats import bootstrap_interval
 from vectrixdb.roles import Judge, Questions
 
 

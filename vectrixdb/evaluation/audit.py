@@ -23,8 +23,9 @@ import re
 import statistics
 from typing import Any
 
-from vectrixdb.evaluation.golden import Question, provenance, questions_of, split_label
-from vectrixdb.evaluation.labels import normal
+from vectrixdb.evaluation.golden.questions import Question, provenance, split_label
+from vectrixdb.evaluation.golden.files import questions_of
+from vectrixdb.evaluation.golden.labels import normal
 from vectrixdb.roles import Collection, Questions
 
 STOP = set("a an the of to in on for and or is are was were be been by with at from as that this it its what which "
@@ -42,7 +43,7 @@ def audit_golden(golden: Questions, db: Collection, real: Any = None, *, depth: 
     `names` (the audited set's, then the real questions')."""
     import pandas as pd
 
-    from vectrixdb.evaluation.report import Report, now
+    from vectrixdb.evaluation.runs.report import Report, now
 
     started = now()
     mine, theirs = names

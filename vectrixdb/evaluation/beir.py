@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from vectrixdb.embedding import file_sha256 as sha256
 from vectrixdb.errors import BadInput, ChecksumMismatch, NotFound
-from vectrixdb.evaluation.golden import Question
+from vectrixdb.evaluation.golden.questions import Question
 
 BEIR_URL = "https://public.ukp.informatik.tu-darmstadt.de/thakur/BEIR/datasets/{name}.zip"
 
@@ -83,7 +83,7 @@ def load_beir(path_or_name: "str | Path | tuple | dict", split: str = "test", *,
 
 def _from_datasets(given, only_judged: bool) -> BeirData:
     """BEIR from Hugging Face datasets: (corpus, queries, qrels), or a dict with those keys."""
-    from vectrixdb.evaluation.interop import beir_from_datasets
+    from vectrixdb.evaluation.retrieval.interop import beir_from_datasets
 
     parts = [given[k] for k in ("corpus", "queries", "qrels")] if isinstance(given, dict) else list(given)
     if len(parts) != 3:

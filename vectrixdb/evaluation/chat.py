@@ -3,6 +3,6 @@
 The writer itself lives in vectrixdb.chat, beside the store, because ingestion (LLM cuts, chunk
 notes) uses it too; this module only hands the same objects over.
 """
-from vectrixdb.chat import ChatWriter, LimitConfig, Outcome, RequestConfig, passage
+from vectrixdb.chat.writer import ChatWriter, LimitConfig, Outcome, RequestConfig, passage
 
 __all__ = ["ChatWriter", "Outcome", "RequestConfig", "LimitConfig", "passage"]

@@ -13,17 +13,17 @@ ranked by its best build (more found; equal counts go to fewer chunks). Each pai
 best builds gets an exact McNemar test on the questions only one of them found; a technique whose
 gap to the best could be luck (p >= alpha) is marked a tie.
 
-With a model (chat=, or CompareConfig's answer= and judge=; evaluation/reader.py), each build's
+With a model (chat=, or CompareConfig's answer= and judge=; evaluation/generation/reader.py), each build's
 handed characters are all the answer may be written from, the answer is judged for correctness
 against the golden reference, and *answered right* decides the ranking and the exact tests; found
 is kept beside it, and the model's calls, tokens, cost and unscorable outcomes are in
 `report["model"]`. Unscorable answers are counted per build; when none was scorable, `best` is
-None with the reason (evaluation/chunking_models.py). Ties in the ranking go to fewer chunks, then the plan's order.
+None with the reason (evaluation/chunking/models.py). Ties in the ranking go to fewer chunks, then the plan's order.
 
 Cost: every build is chunked first, then the distinct texts of all 36 builds are embedded in one
 batch (through the cache), so overlapping builds never embed a text twice; search is an exact
 cosine over each build's matrix, in memory. The model-backed builds (LLM cuts, contextual notes,
-late chunking) are in evaluation/chunking_models.py; what was not built is under `skipped`, with why.
+late chunking) are in evaluation/chunking/models.py; what was not built is under `skipped`, with why.
 """
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from vectrixdb.errors import BadInput, BadType
-from vectrixdb.evaluation.chunking_config import DEFAULT_COMPARE, MOVED, CompareConfig
-from vectrixdb.evaluation.golden import Question, split_label
-from vectrixdb.evaluation.labels import normal
-from vectrixdb.evaluation.report import Report
+from vectrixdb.evaluation.chunking.config import DEFAULT_COMPARE, MOVED, CompareConfig
+from vectrixdb.evaluation.golden.questions import Question, split_label
+from vectrixdb.evaluation.golden.labels import normal
+from vectrixdb.evaluation.runs.report import Report
 from vectrixdb.settings import moved
 
 TECHNIQUES = ("structure", "parent_child", "recursive", "sentence", "semantic", "fixed")
@@ -57,7 +57,7 @@ class Build:
 
 
 def collections_of(documents: Any) -> dict[str, list]:
-    from vectrixdb.evaluation.sweep import read_documents
+    from vectrixdb.evaluation.retrieval.sweep import read_documents
 
     if isinstance(documents, dict) and documents and all(isinstance(v, dict) for v in documents.values()):
         return {name: read_documents(docs) for name, docs in documents.items()}
@@ -81,13 +81,13 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
     builds and embeds their distinct texts on a Ray cluster (model calls stay here, behind the
     writer's one limiter and cache); the outcomes are the same as local. cut_with, context_with and
     late give (or, with False, refuse) each model-backed build; chat= gives the first two
-    (evaluation/chunking_models.py).
+    (evaluation/chunking/models.py).
 
     With save_to, the comparison is saved as it goes, like run_evaluation: pending, running (with
     the stage reached), then completed, or failed with the error (raised after it is recorded), so
     a comparison whose process was killed shows as failed (runs.effective_status)."""
-    from vectrixdb.evaluation.report import now
-    from vectrixdb.evaluation.runs import LiveRun
+    from vectrixdb.evaluation.runs.report import now
+    from vectrixdb.evaluation.runs.store import LiveRun
 
     if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
         raise BadInput(f"budget must be a positive number of characters, not {budget!r}")
@@ -117,7 +117,7 @@ def _finish(live: Any, report: Report, folder: str) -> None:
     import io as _io
 
     from vectrixdb import io
-    from vectrixdb.evaluation.report import kind_of
+    from vectrixdb.evaluation.runs.report import kind_of
 
     per_question = report.tables.get(kind_of("chunking").questions)
     if per_question is not None:
@@ -133,8 +133,9 @@ def _compare(documents: Any, golden: Any, began: float, live: Any, *, budget: in
              context_with: Any, late: Any, executor: str, progress: bool) -> Report:
     from vectrixdb.chunking import get_chunker
     from vectrixdb.embedding import get_embedder
-    from vectrixdb.evaluation.golden import provenance, questions_of
-    from vectrixdb.evaluation.chunking_models import answered, model_builds, plan_model_builds, unscored_values
+    from vectrixdb.evaluation.golden.questions import provenance
+    from vectrixdb.evaluation.golden.files import questions_of
+    from vectrixdb.evaluation.chunking.models import answered, model_builds, plan_model_builds, unscored_values
     from vectrixdb.executors import embed_corpus
 
     started = time.perf_counter()
@@ -230,7 +231,7 @@ def make_builds(collections: dict[str, list], plan: list[tuple[str, int, bool]],
                 progress: bool = False, executor: str = "local", model: Any = None) -> list[Build]:
     """Chunk every build of the plan: what each chunk hands over and what the embedder sees.
     Each build is a cell (vectrixdb.executors), so builds spread over Ray and are never chunked twice."""
-    from vectrixdb.evaluation.sweep import document_digest
+    from vectrixdb.evaluation.retrieval.sweep import document_digest
     from vectrixdb.executors import Cell, portable, run_cells
 
     digests = (*(document_digest(docs) for docs in collections.values()), str(getattr(embedder, "name", embedder)))
@@ -332,7 +333,7 @@ def _rank(builds: list[Build], outcomes: dict, assigned: list, alpha: float, fou
           scored: dict | None = None) -> dict:
     """Each technique's best build (more right, then fewer chunks, then plan order), best first, with
     exact McNemar tests against the best; no timing takes part, so the same inputs give the same verdict."""
-    from vectrixdb.evaluation.stats import mcnemar_exact
+    from vectrixdb.evaluation.runs.stats import mcnemar_exact
 
     best_of: dict[str, Build] = {}
     for b in builds:

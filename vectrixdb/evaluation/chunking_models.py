@@ -68,7 +68,7 @@ def plan_model_builds(chat: ChatModel | None, cut_with: Cutter | bool | None, co
 def model_builds(collections: dict[str, list], give: dict, techniques: list[str], sizes: list[int], headings: list[bool],
                  embedder: Embedder, progress: bool = False) -> tuple[list, list, list]:
     """(builds, skipped, costs): the model-backed builds of `give`, each a chunking Build."""
-    from vectrixdb.evaluation.chunking import Build
+    from vectrixdb.evaluation.chunking.builds import Build
 
     builds: list = []
     skipped: list[dict] = []
@@ -112,9 +112,9 @@ def answered(builds: list, handed: dict, assigned: list, collections: dict, answ
     cost holds the model's calls, tokens and cost, the outcomes and the first failure's words."""
     from tqdm.auto import tqdm
 
-    from vectrixdb.chat_parallel import concurrently, width
-    from vectrixdb.evaluation.answers import _model_delta, _model_totals
-    from vectrixdb.evaluation.reader import answered_right_why
+    from vectrixdb.chat.parallel import concurrently, width
+    from vectrixdb.evaluation.generation.answers import _model_delta, _model_totals
+    from vectrixdb.evaluation.generation.reader import answered_right_why
 
     before = {"answer": _model_totals(answer), "judge": _model_totals(judge)}
     right: dict = {}
@@ -130,7 +130,7 @@ def answered(builds: list, handed: dict, assigned: list, collections: dict, answ
     for b in tqdm(builds, desc="answering", disable=not progress):
         key = (b.technique, b.size, b.heading)
         right[key], scored[key] = [], []
-        # a build's questions at once, up to the writers' max_concurrency, in order (chat_parallel)
+        # a build's questions at once, up to the writers' max_concurrency, in order (chat.parallel)
         for ok, status, why in concurrently(one, list(zip(assigned, handed[key])), workers=width(answer, judge)):
             statuses[status] = statuses.get(status, 0) + 1
             if status != "ok" and first is None:

@@ -28,8 +28,9 @@ from typing import Any, Iterable
 import numpy as np
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.golden import Question, provenance, questions_of, split_label
-from vectrixdb.evaluation.report import Report, now
+from vectrixdb.evaluation.golden.questions import Question, provenance, split_label
+from vectrixdb.evaluation.golden.files import questions_of
+from vectrixdb.evaluation.runs.report import Report, now
 from vectrixdb.roles import Collection, Questions
 
 MIN_EACH = 5

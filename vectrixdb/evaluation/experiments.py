@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.power import detectable_difference
-from vectrixdb.evaluation.report import KINDS, Report, now
-from vectrixdb.evaluation.stats import SignFlip, holm
+from vectrixdb.evaluation.runs.power import detectable_difference
+from vectrixdb.evaluation.runs.report import KINDS, Report, now
+from vectrixdb.evaluation.runs.stats import SignFlip, holm
 
 SKIP = ("latency_ms", "first_right", "expected", "of", "chunks")
 
@@ -60,7 +60,7 @@ def _measures(a, b) -> list[str]:
 
 def loaded(a: Any, b: Any, folder: str | None) -> tuple[Any, Any]:
     """The two runs, each loaded from `folder` when given as a run id (b may be None)."""
-    from vectrixdb.evaluation.runs import load_run
+    from vectrixdb.evaluation.runs.store import load_run
 
     if isinstance(a, str) or isinstance(b, str):
         if folder is None:

@@ -64,14 +64,14 @@ def from_vecta(row: dict) -> dict:
 
 def is_foreign(row: Any) -> bool:
     """A row another tool wrote: a Vecta BenchmarkEntry, a ragas sample or a DeepEval Golden."""
-    from vectrixdb.evaluation.anchors import is_deepeval, is_ragas
+    from vectrixdb.evaluation.golden.anchors import is_deepeval, is_ragas
 
     return is_vecta(row) or is_ragas(row) or is_deepeval(row)
 
 
 def foreign_problems(row: dict) -> list[tuple[str, str]]:
     """(field, message) for what another tool's row lacks; empty when it converts."""
-    from vectrixdb.evaluation.anchors import anchor_problems
+    from vectrixdb.evaluation.golden.anchors import anchor_problems
 
     return vecta_problems(row) if is_vecta(row) else anchor_problems(row)
 
@@ -79,7 +79,7 @@ def foreign_problems(row: dict) -> list[tuple[str, str]]:
 def from_foreign(row: dict, locator: Any = None) -> dict:
     """The golden row another tool's row means (this module's and anchors.py's docstrings say how);
     `locator` (anchors.Locator over the collection) places contexts that name no document."""
-    from vectrixdb.evaluation.anchors import from_anchor
+    from vectrixdb.evaluation.golden.anchors import from_anchor
 
     return from_vecta(row) if is_vecta(row) else from_anchor(row, locator)
 
@@ -87,7 +87,7 @@ def from_foreign(row: dict, locator: Any = None) -> dict:
 def foreign_row(row: dict, held: Any = None) -> tuple[dict, list[tuple[str, str]]]:
     """check_golden's step for another tool's row: (the golden row, problems). `held` (label_check.Held,
     given a collection) places contexts; one Locator is kept on it, so documents are read once."""
-    from vectrixdb.evaluation.anchors import Locator, unlabelled_problem
+    from vectrixdb.evaluation.golden.anchors import Locator, unlabelled_problem
 
     problems = foreign_problems(row)
     if problems:
@@ -119,7 +119,7 @@ def rows_of(path: str, problems: list | None = None) -> Iterator[tuple[int, str,
     with `[`, unless it is JSON Lines of arrays: each element, with the line it begins on), or a
     Vecta CSV, recognised by its header (row is a dict of the columns; line is where the record begins)."""
     from vectrixdb.errors import BadInput
-    from vectrixdb.evaluation.golden import iter_rows, parse_row
+    from vectrixdb.evaluation.golden.questions import iter_rows, parse_row
 
     lines = iter_rows(path, problems)
     first = next(lines, None)
@@ -187,7 +187,7 @@ def _skip(text: str, at: int) -> int:
 
 
 def _pairs(pairs):
-    from vectrixdb.evaluation.golden import _pairs as keep_duplicates
+    from vectrixdb.evaluation.golden.questions import _pairs as keep_duplicates
 
     return keep_duplicates(pairs)
 

@@ -300,9 +300,9 @@ def load_questions(path: str, collection: Collection | None = None, *, by: str =
     Without it such rows come back unlabelled, their contexts as evidence.
 
     This reads what is there; check_golden() says what is wrong with it."""
-    from vectrixdb.evaluation.anchors import Locator, is_deepeval, is_ragas
-    from vectrixdb.evaluation.foreign import foreign_problems, from_foreign, is_foreign, rows_of
-    from vectrixdb.evaluation.schema import is_template, schema_findings
+    from vectrixdb.evaluation.golden.anchors import Locator, is_deepeval, is_ragas
+    from vectrixdb.evaluation.golden.foreign import foreign_problems, from_foreign, is_foreign, rows_of
+    from vectrixdb.evaluation.golden.schema import is_template, schema_findings
 
     locator = Locator(collection, by) if collection is not None else None
     out = []
@@ -337,7 +337,7 @@ def load_questions(path: str, collection: Collection | None = None, *, by: str =
 
 def read_golden(path: str, db=None) -> list[Question]:
     """The questions of a golden file that passes check_golden(); raises with every error if not."""
-    from vectrixdb.evaluation.schema import check_golden
+    from vectrixdb.evaluation.golden.schema import check_golden
 
     check = check_golden(path, db)
     if not check.ok or check.golden is None:

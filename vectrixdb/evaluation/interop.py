@@ -89,7 +89,7 @@ def write_trec_run(run: dict[str, Any], path: str, tag: str = "vectrixdb") -> st
 
 def _trec_order(q: str, given: Any) -> list[tuple[str, float]]:
     """(doc, score) in the run's order, with scores that trec_eval's sort puts in that order."""
-    from vectrixdb.evaluation.metrics import _check_scores, _ranked
+    from vectrixdb.evaluation.retrieval.metrics import _check_scores, _ranked
 
     first: dict[str, Any] = {}
     items = given.items() if isinstance(given, dict) else (x if isinstance(x, tuple) else (x, None) for x in given)

@@ -164,12 +164,12 @@ def check_score(value: Any, metric: str, question: str) -> float:
 
 def messages_for(metric: str, question: str, reference: str | None, answer: str, sources: list,
                  repeat: int = 0) -> list[dict]:
-    """The judge's prompt: the rubric, then the material as data (see chat_prompt.passage). A rubric
+    """The judge's prompt: the rubric, then the material as data (see chat.prompt.passage). A rubric
     reads only what it declares: the reference when it needs one (faithfulness is judged against the
     sources, not against the expected answer), the sources when it needs or reads them (correctness
     is judged against the reference): each judgement rests on its own evidence, and the prompt is
     shorter."""
-    from vectrixdb.chat_prompt import DATA_NOTE, passage
+    from vectrixdb.chat.prompt import DATA_NOTE, passage
 
     r = rubric(metric)
     system = (f"You grade one answer for {metric}. {r.asks} Reply with JSON: score, a number from 0 to 1, and reason, "

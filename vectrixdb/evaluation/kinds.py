@@ -29,10 +29,10 @@ and run page, the certificate PDF, the offline HTML copy and the CLI read it fro
     check                        values -> why a saved run of it cannot be shown, or None (saved.py
                                  checks what every kind shares; this, what only this kind's readers use)
     progress                     the module whose progress_values / progress_report rebuild a running
-                                 run from its progress log (evaluation/progress.py), or None
+                                 run from its progress log (evaluation/runs/progress.py), or None
 
 A hook is a callable or a "module:function" string, imported when first called, so a declaration
-needs nothing below it at import time. The built-in kinds are declared in evaluation/kinds_builtin.py;
+needs nothing below it at import time. The built-in kinds are declared in evaluation/runs/kinds_builtin.py;
 a new kind is one such declaration (a test registers one of its own: tests/test_kinds.py).
 
 Each saved run also gets a header (`header_of`): a small `header.json` beside `report.json` with
@@ -74,7 +74,7 @@ class Kind:
     version: int = 2
     badges: tuple[str, ...] = ()
     badge_from: str | None = None
-    headline: Hook = "vectrixdb.evaluation.kinds_builtin:standard_headline"
+    headline: Hook = "vectrixdb.evaluation.runs.kinds_builtin:standard_headline"
     figures: Hook = None
     grades: tuple[str, ...] = ()
     sla: tuple[str, ...] | None = None

@@ -1,4 +1,4 @@
-"""The built-in report kinds, each one declaration (evaluation/kinds.py says what every field means).
+"""The built-in report kinds, each one declaration (evaluation/runs/kinds.py says what every field means).
 
 The order of registration is the order of the dashboard's Type filter (kinds.badges()). The
 headline rules here are what every listing, the CLI, the run page and the certificate show:
@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vectrixdb.evaluation.kinds import KINDS, Kind, Plot, register
+from vectrixdb.evaluation.runs.kinds import KINDS, Kind, Plot, register
 
-HEATMAP = Plot("Per-question heatmap", "scores per question, run {run_id}", "vectrixdb.server.heatmap:question_heatmap",
+HEATMAP = Plot("Per-question heatmap", "scores per question, run {run_id}", "vectrixdb.plotting.heatmap:question_heatmap",
                lambda report: report.frame is not None and len(report.frame) > 0)
 TIES = Plot("Tie matrix", "exact McNemar p-values between techniques, run {run_id}", "vectrixdb.plotting:tie_matrix",
             lambda report: bool(report.get("techniques")))
@@ -140,12 +140,12 @@ def evaluation_words(values: dict) -> str:
 def _builtins() -> None:
     p = "vectrixdb.plotting:"
     chunking: dict[str, Any] = dict(section="_chunking.html", view="vectrixdb.server.views:chunking_view",
-                    certificate="vectrixdb.export:chunking_tables", appendix="vectrixdb.export:chunking_appendix",
-                    check="vectrixdb.evaluation.saved:check_builds")
+                    certificate="vectrixdb.export.files:chunking_tables", appendix="vectrixdb.export.files:chunking_appendix",
+                    check="vectrixdb.evaluation.runs.saved:check_builds")
     for kind in (
         Kind("evaluation", "evaluations", p + "evaluation_plot", badges=("Retrieval", "Generation", "RAG"),
              badge_from="type", figures=capped_recall, what=evaluation_words, plots=(HEATMAP,),
-             appendix="vectrixdb.export:evaluation_appendix", comparable=True,
+             appendix="vectrixdb.export.files:evaluation_appendix", comparable=True,
              progress="vectrixdb.evaluation.pipeline"),
         Kind("retrieval", "retrieval", p + "recall_curve", badges=("Retrieval",), what="a retrieval report",
              plots=(HEATMAP,), tab="retrieval", comparable=True),
@@ -163,13 +163,13 @@ def _builtins() -> None:
              what="a judge calibration", comparable=True),
         Kind("experiment", "experiments", p + "experiment_plot", ("changed",), questions=None,
              badges=("Experiment",), what="an experiment", graded=False, section="_experiment.html"),
-        Kind("power", "experiments", "vectrixdb.evaluation.power:power_plot", questions=None, badges=("Power",),
+        Kind("power", "experiments", "vectrixdb.evaluation.runs.power:power_plot", questions=None, badges=("Power",),
              headline=power_headline),  # questions_needed
-        Kind("pool", "retrieval", "vectrixdb.evaluation.pooling:pool_plot", questions=None, badges=("Pool",),
+        Kind("pool", "retrieval", "vectrixdb.evaluation.retrieval.pooling:pool_plot", questions=None, badges=("Pool",),
              headline=pool_headline),  # pooling.pool
-        Kind("ppi", "evaluations", "vectrixdb.evaluation.ppi:ppi_plot", questions=None, badges=("PPI",),
+        Kind("ppi", "evaluations", "vectrixdb.evaluation.runs.ppi:ppi_plot", questions=None, badges=("PPI",),
              headline=ppi_headline),  # ppi_mean
-        Kind("golden_audit", "audits", "vectrixdb.plotting_audit:audit_plot", badges=("Audit",),
+        Kind("golden_audit", "audits", "vectrixdb.plotting.audit:audit_plot", badges=("Audit",),
              what="a golden-set audit"),
     ):
         if kind.name not in KINDS:

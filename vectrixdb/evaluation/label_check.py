@@ -20,11 +20,11 @@ import os
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.golden import CHUNK_LABEL, Question, anchor_problem, label_document, loose_page, split_label
+from vectrixdb.evaluation.golden.questions import CHUNK_LABEL, Question, anchor_problem, label_document, loose_page, split_label
 from vectrixdb.roles import Collection
 
 if TYPE_CHECKING:
-    from vectrixdb.evaluation.schema import Finding
+    from vectrixdb.evaluation.golden.schema import Finding
 
 
 class LabelProblem(NamedTuple):
@@ -162,8 +162,8 @@ def refuse_bad_labels(questions: list[Question], db: Collection | None = None) -
 
 def evidence_findings(questions: list[Question], db) -> list[Finding]:
     """Each quote must be in the kept Markdown of the pages (or documents) its row expects."""
-    from vectrixdb.evaluation.labels import normal
-    from vectrixdb.evaluation.schema import Finding
+    from vectrixdb.evaluation.golden.labels import normal
+    from vectrixdb.evaluation.golden.schema import Finding
 
     held = {d["doc_id"] for d in db.documents()}
     kept: dict[str, Any] = {}

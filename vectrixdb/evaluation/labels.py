@@ -25,7 +25,7 @@ import re
 from typing import Any, NamedTuple
 
 from vectrixdb.errors import BadType
-from vectrixdb.evaluation.golden import Question, label_document, split_label
+from vectrixdb.evaluation.golden.questions import Question, label_document, split_label
 from vectrixdb.roles import Collection
 
 GRAINS = ("doc", "page", "chunk", "evidence")
@@ -85,8 +85,8 @@ def distinct(results: list[Result]) -> tuple[list[Result], int]:
 def with_pages(results: list[list[Result]], db: Collection) -> list[list[Result]]:
     """Results that came as bare vectrixdb chunk ids (`doc::n`) take their pages and text from the
     collection, so they earn page and evidence credit as the hits would."""
-    from vectrixdb.evaluation.golden import CHUNK_LABEL
-    from vectrixdb.evaluation.label_check import chunks_of
+    from vectrixdb.evaluation.golden.questions import CHUNK_LABEL
+    from vectrixdb.evaluation.golden.label_check import chunks_of
 
     bare = {r.chunk_id for res in results for r in res if not r.pages and CHUNK_LABEL.match(r.chunk_id)}
     if not bare:

@@ -26,10 +26,9 @@ from typing import cast
 import numpy as np
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.measures import FAMILIES, Family, Measure, declare  # noqa: F401  (public here)
-from vectrixdb.evaluation.providers import (PROVIDERS, RANKED, SPARSE, Judged, Kernel, Ranks,  # noqa: F401
-                                            check, f1, hit_rate, mrr, ndcg, precision, recall)
-from vectrixdb.evaluation.providers import pad as _pad
+from vectrixdb.evaluation.retrieval.measures import FAMILIES, Family, Measure, declare  # noqa: F401  (public here)
+from vectrixdb.evaluation.retrieval.providers import PROVIDERS, RANKED, SPARSE, Judged, Kernel, Ranks, check, f1, hit_rate, mrr, ndcg, precision, recall
+from vectrixdb.evaluation.retrieval.providers import pad as _pad
 
 KERNELS = RANKED.kernels  # the ranked provider's kernels, by family
 kernel = RANKED.provides  # @kernel("name"): a ranked kernel for a family declared in measures.py

@@ -22,7 +22,7 @@ With save_to, the run is saved under evaluations/runs/<id>/ as it goes: pending,
 the questions reached so far, then completed, or failed with the error (the exception is raised
 after it is recorded). report.json is written three times (pending, running after the
 first question, the end); each question in between is one line appended to the run's progress
-log (evaluation/progress.py), so saving costs the same per question however long the run is, and
+log (evaluation/runs/progress.py), so saving costs the same per question however long the run is, and
 a run killed half way loads with every question it fully recorded (progress_report).
 """
 from __future__ import annotations
@@ -33,11 +33,12 @@ from typing import Any, Callable
 import numpy as np
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation import labels as L
-from vectrixdb.evaluation.answers import _judge_name, _model_delta, _model_totals, judge_items, summarize
-from vectrixdb.evaluation.golden import Question, provenance, questions_of, split_label
-from vectrixdb.evaluation.judges import GENERATION_METRICS
-from vectrixdb.evaluation.report import SET_FIGURES, Report, now, set_name, set_names_at
+from vectrixdb.evaluation.golden import labels as L
+from vectrixdb.evaluation.generation.answers import _judge_name, _model_delta, _model_totals, judge_items, summarize
+from vectrixdb.evaluation.golden.questions import Question, provenance, split_label
+from vectrixdb.evaluation.golden.files import questions_of
+from vectrixdb.evaluation.generation.judges import GENERATION_METRICS
+from vectrixdb.evaluation.runs.report import SET_FIGURES, Report, now, set_name, set_names_at
 from vectrixdb.roles import Judge, Questions
 
 TYPES = {"retrieval": "Retrieval", "generation": "Generation", "rag": "RAG"}
@@ -65,7 +66,7 @@ def run_evaluation(system: Callable[[str], Any], questions: Questions, *, judge:
     executor="ray" (or a Ray address) calls the system for all questions on a Ray cluster, once
     each (it must pickle; a system is not a pure function of its settings, so its answers are not
     kept between runs); judging stays here, through the one judge and its limiter and cache."""
-    from vectrixdb.evaluation.runs import LiveRun
+    from vectrixdb.evaluation.runs.store import LiveRun
     from vectrixdb.executors import Cell, check_executor, run_cells
 
     started = now()
@@ -190,7 +191,7 @@ def _report(state: dict, questions: list, judge: Any, before: dict | None, k: in
 
 def progress_values(values: dict, records: list[dict], *, intervals: bool = False) -> dict[str, Any]:
     """The values of a run not finished, from its running report.json's values and its progress
-    log's records (evaluation/progress.py); bootstrap intervals only when asked (load_run asks)."""
+    log's records (evaluation/runs/progress.py); bootstrap intervals only when asked (load_run asks)."""
     state = _state(values, records)
     out = {key: values.get(key) for key in ("type", "name", "k", "of", "judge") if key in values}
     out["questions"] = len(state["rows"])

@@ -25,14 +25,15 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation import labels as L
-from vectrixdb.evaluation.golden import Question, label_document, provenance, questions_of, split_label
-from vectrixdb.evaluation.report import KINDS, Kind, Report, now, register
+from vectrixdb.evaluation.golden import labels as L
+from vectrixdb.evaluation.golden.questions import Question, label_document, provenance, split_label
+from vectrixdb.evaluation.golden.files import questions_of
+from vectrixdb.evaluation.runs.report import KINDS, Kind, Report, now, register
 from vectrixdb.roles import Collection, Questions
 
 DEPTH = 10
 if "pool" not in KINDS:  # report.py registers it, so that a saved pool loads before this module is imported
-    register(Kind("pool", "retrieval", "vectrixdb.evaluation.pooling:pool_plot", questions=None))
+    register(Kind("pool", "retrieval", "vectrixdb.evaluation.retrieval.pooling:pool_plot", questions=None))
 GRAINS = ("doc", "page", "chunk")
 
 
@@ -109,7 +110,7 @@ def _ranked(name: str, run: Any, questions: list[Question], depth: int, by: str,
     elif isinstance(run, Mapping):
         results = {str(key): [L.as_result(x, i + 1) for i, x in enumerate(ids)] for key, ids in run.items()}
     else:
-        from vectrixdb.evaluation.retrieval import DEPTH_FACTOR, _is_collection, _retriever
+        from vectrixdb.evaluation.retrieval.scoring import DEPTH_FACTOR, _is_collection, _retriever
 
         search = _retriever(run, {})
         collection = collection if collection is not None else run if _is_collection(run) else None
@@ -159,7 +160,7 @@ def review_rows(report: Report, questions: Questions, db: Collection | None = No
 def _text(db: Any, label: str) -> str:
     doc, page = split_label(label)
     if "::" in doc and label not in {d["doc_id"] for d in db.documents()}:
-        from vectrixdb.evaluation.label_check import chunks_of
+        from vectrixdb.evaluation.golden.label_check import chunks_of
 
         return next((c["text"] for c in chunks_of(db, [label_document(doc)]) if c["chunk_id"] == doc), "")
     document = db.document(doc)

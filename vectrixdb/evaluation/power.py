@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.report import Report, now
+from vectrixdb.evaluation.runs.report import Report, now
 
 COLUMNS = ["n", "a", "b", "difference", "model", "sd", "discordance", "detectable", "power at difference", "target",
            "questions for", "reason"]
@@ -213,7 +213,7 @@ def questions_needed(a: Any, b: Any = None, *, folder: str | None = None, alpha:
     report["rule"] and frame.attrs["rule"] hold it. `.plot()` draws power against questions."""
     import pandas as pd
 
-    from vectrixdb.evaluation.experiments import _measures, _per_question, loaded
+    from vectrixdb.evaluation.runs.paired import _measures, _per_question, loaded
 
     _check(alpha, power)
     if not -1 <= correlation < 1:

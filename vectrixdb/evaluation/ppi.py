@@ -31,7 +31,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.report import Report, now
+from vectrixdb.evaluation.runs.report import Report, now
 
 RULE = ("PPI++ (Angelopoulos et al. 2023): estimate = lambda * mean_N(model) + mean_n(human - lambda * model), "
         "lambda = cov_n(human, model) / ((1 + n/N) var(model)) in [0, 1] ({how}), normal {level:g}% interval from "

@@ -13,7 +13,7 @@ the questions answered so far and their figures, and the time of the last one as
 line cut short by a kill is not a whole JSON object, so it is left out: the rebuilt run holds only
 questions that were fully recorded. The final write holds everything, so the log is then removed.
 Which kinds record progress, and the module that recomputes their values (progress_values,
-progress_report), is each kind's declaration's business (Kind.progress, evaluation/kinds.py).
+progress_report), is each kind's declaration's business (Kind.progress, evaluation/runs/kinds.py).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _base(report_path: str) -> str:
 
 
 def line(record: dict[str, Any]) -> bytes:
-    from vectrixdb.evaluation.report import plain
+    from vectrixdb.evaluation.runs.report import plain
 
     return (json.dumps(plain(record), ensure_ascii=False, allow_nan=False, default=str) + "\n").encode("utf-8")
 
@@ -90,7 +90,7 @@ def clear(report_path: str) -> None:
 
 def _module(kind: Any):
     """The module that rebuilds a running run of `kind` (its declaration's `progress`), or None."""
-    from vectrixdb.evaluation.report import KINDS
+    from vectrixdb.evaluation.runs.report import KINDS
 
     spec = KINDS.get(kind) if isinstance(kind, str) else None
     return importlib.import_module(spec.progress) if spec is not None and spec.progress else None

@@ -24,7 +24,7 @@ from typing import Any, Callable, cast
 import numpy as np
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.measures import FAMILIES, Measure
+from vectrixdb.evaluation.retrieval.measures import FAMILIES, Measure
 
 Kernel = Callable[[Any, "int | None"], np.ndarray]
 

@@ -1,7 +1,7 @@
 """Answers written from handed text alone, and whether they are right: compare_chunking's model half.
 
 `answer` is a function `(question, context) -> str` or a ChatWriter, which is told to answer from the
-context only (the context goes as data, see chat_prompt.passage) and to say so when it does not
+context only (the context goes as data, see chat.prompt.passage) and to say so when it does not
 hold the answer. `judge` scores the answer's correctness against the golden reference, the
 same judges as answer_report (a function or a ChatWriter); an answer is *right* at a correctness
 of `threshold` or more. An answer or verdict the model could not give (a reply that did not parse,
@@ -10,7 +10,7 @@ was cut off, ...) counts as not right and is counted under its outcome, never dr
 from __future__ import annotations
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.judges import as_judge, is_model
+from vectrixdb.evaluation.generation.judges import as_judge, is_model
 from vectrixdb.roles import Answerer, Judge
 
 ANSWER_SCHEMA = {"title": "answer", "type": "object",
@@ -21,7 +21,7 @@ ANSWER_SCHEMA = {"title": "answer", "type": "object",
 def as_answerer(answer: Answerer):
     """A function (question, context) -> (answer text or None, outcome, why it failed) for any answerer."""
     if is_model(answer):
-        from vectrixdb.chat_prompt import DATA_NOTE, passage
+        from vectrixdb.chat.prompt import DATA_NOTE, passage
 
         model = answer
 

@@ -8,7 +8,7 @@ duration, question count, and what it was measured on: golden file and SHA-256, 
 questions, collection, its generation and embedding model; golden.provenance). Undefined numbers are None with a `reason`, never 0 or 1; anything a
 reader must know before trusting a number is in `report["warnings"]`.
 
-Every kind is declared once (evaluation/kinds.py, the built-ins in kinds_builtin.py): where its
+Every kind is declared once (evaluation/runs/kinds.py, the built-ins in kinds_builtin.py): where its
 runs are saved, its plot, its extra tables, which table holds one row per question, its schema
 version, and what listings, the dashboard and the certificate show of it. `save()` and `load_run()`
 go through that registry only, so a saved report loads back equal to the one saved (values, frame and
@@ -27,8 +27,8 @@ from typing import Any
 from vectrixdb.errors import BadInput, MissingExtra, NotFound
 
 
-from vectrixdb.evaluation import kinds_builtin  # noqa: E402,F401 - registers the built-in kinds
-from vectrixdb.evaluation.kinds import HEADER, KINDS, Kind, header_of, kind_of, register  # noqa: E402,F401
+from vectrixdb.evaluation.runs import kinds_builtin  # noqa: E402,F401 - registers the built-in kinds
+from vectrixdb.evaluation.runs.kinds import HEADER, KINDS, Kind, header_of, kind_of, register  # noqa: E402,F401
 
 
 def now() -> float:
@@ -42,7 +42,7 @@ def _iso(t: float) -> str:
 class Report(dict):
     def __init__(self, kind: str, values: dict[str, Any], frame=None, *, tables: dict | None = None,
                  started: float | None = None, meta: dict | None = None):
-        from vectrixdb import __version__
+        from vectrixdb.version import __version__
 
         spec = kind_of(kind)
         super().__init__(plain(values))
@@ -135,13 +135,13 @@ class Report(dict):
     def to_trec(self, path: str, tag: str = "vectrixdb") -> str:
         """A retrieval report's run as a TREC run file that trec_eval ranks exactly as the report did,
         ties included (interop.write_trec_run says how scores are written); never over a file."""
-        from vectrixdb.evaluation.interop import report_to_trec
+        from vectrixdb.evaluation.retrieval.interop import report_to_trec
 
         return report_to_trec(self, path, tag)
 
     def to_dataset(self):
         """The per-question frame as a Hugging Face datasets.Dataset."""
-        from vectrixdb.evaluation.interop import to_dataset
+        from vectrixdb.evaluation.retrieval.interop import to_dataset
 
         return to_dataset(self)
 

@@ -32,12 +32,13 @@ from typing import Any, Callable, Sequence, TypeGuard
 import numpy as np
 
 from vectrixdb.errors import BadInput, BadType
-from vectrixdb.evaluation import labels as L
-from vectrixdb.evaluation.golden import Question, cutoffs, provenance, questions_of
-from vectrixdb.evaluation.label_check import refuse_bad_labels
-from vectrixdb.evaluation.metrics import Measure, compute, judge
-from vectrixdb.evaluation.report import Report, now, set_name
-from vectrixdb.evaluation.stats import bootstrap_interval
+from vectrixdb.evaluation.golden import labels as L
+from vectrixdb.evaluation.golden.questions import Question, cutoffs, provenance
+from vectrixdb.evaluation.golden.files import questions_of
+from vectrixdb.evaluation.golden.label_check import refuse_bad_labels
+from vectrixdb.evaluation.retrieval.metrics import Measure, compute, judge
+from vectrixdb.evaluation.runs.report import Report, now, set_name
+from vectrixdb.evaluation.runs.stats import bootstrap_interval
 from vectrixdb.roles import Collection, Questions, Reranker, Retriever
 
 DEPTH = 100

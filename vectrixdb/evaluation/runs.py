@@ -4,7 +4,7 @@ The folder may be local, s3:// or an Azure Blob address. A run id is the UTC tim
 suffix; a run is written once and never over another (Report.save), with a small header.json
 beside report.json that listings read instead of the body (kinds.header_of; `listed` says when
 the body is read after all). Which folder a kind lives in, its badge and its headline figures are
-its declaration's business (evaluation/kinds.py): retrieval reports, evaluate() tables and cut-offs
+its declaration's business (evaluation/runs/kinds.py): retrieval reports, evaluate() tables and cut-offs
 under retrieval/, chunking comparisons under chunking/, sweeps under sweeps/.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 from vectrixdb import io
 from vectrixdb.errors import NotFound
-from vectrixdb.evaluation import kinds
-from vectrixdb.evaluation.report import KINDS, Report, kind_of
+from vectrixdb.evaluation.runs import kinds
+from vectrixdb.evaluation.runs.report import KINDS, Report, kind_of
 
 
 def save_run(report: Report, folder: str, kind: str | None = None) -> str:
@@ -69,8 +69,8 @@ def listed(run_id: str, report_path: str, read: Callable[[str], bytes | None]) -
       log applied (the header holds no values to apply the log to), as is a run saved before runs
       had headers; a report.json that cannot be used lists as `unreadable`, naming report.json.
     Either way one bad file is one row saying so, and the rest of the list is unaffected."""
-    from vectrixdb.evaluation import progress
-    from vectrixdb.evaluation.saved import check_header, parse
+    from vectrixdb.evaluation.runs import progress
+    from vectrixdb.evaluation.runs.saved import check_header, parse
 
     raw = read(kinds.HEADER)
     if raw is not None:
@@ -99,7 +99,7 @@ def read_head(raw: bytes) -> tuple[Any, str | None]:
     indent=2 and "tables" last, so the first line that is exactly the top-level key `  "tables": `
     ends what a listing needs (a JSON string holds no raw newline, so nothing inside a value looks
     like it): only that part is parsed when the file has that line; otherwise the whole file is."""
-    from vectrixdb.evaluation.saved import check_head, parse
+    from vectrixdb.evaluation.runs.saved import check_head, parse
 
     cut = raw.find(_TABLES)
     prefix = raw[:cut].rstrip() if cut != -1 else b""
@@ -156,7 +156,7 @@ def __getattr__(name: str):
 
 def _headline(values: dict) -> dict[str, Any]:
     """Kept for callers of the first version: the standard headline rule (kinds_builtin)."""
-    from vectrixdb.evaluation.kinds_builtin import standard_headline
+    from vectrixdb.evaluation.runs.kinds_builtin import standard_headline
 
     return standard_headline(values)
 
@@ -165,7 +165,7 @@ def load_run(folder: str, run_id: str, kind: str | None = None) -> Report:
     """A saved run as the Report it was (values, frame, extra tables, meta)."""
     if "/" in run_id or "\\" in run_id or run_id in ("", ".", ".."):
         raise NotFound(f"{run_id!r} is not a run id")
-    from vectrixdb.evaluation import progress
+    from vectrixdb.evaluation.runs import progress
 
     for sub in _folders(kind):
         path = io.join(folder, sub, "runs", run_id, "report.json")
@@ -179,8 +179,8 @@ def load_run(folder: str, run_id: str, kind: str | None = None) -> Report:
 
 
 def checked_report(run_id: str, raw: bytes) -> Report:
-    """The Report a report.json holds, checked (evaluation/saved.py); UnreadableRun says why not."""
-    from vectrixdb.evaluation.saved import UnreadableRun, check_frame, check_head, check_tables, parse
+    """The Report a report.json holds, checked (evaluation/runs/saved.py); UnreadableRun says why not."""
+    from vectrixdb.evaluation.runs.saved import UnreadableRun, check_frame, check_head, check_tables, parse
 
     data, reason = parse(raw)
     reason = reason or check_head(data) or check_tables(data)
@@ -208,7 +208,7 @@ class LiveRun:
     """A run saved as it goes: `pending` when created, `running`, then `completed` or `failed` (with
     the error). report.json is rewritten in one step each time (it is the library's own file), a few
     times per run; `append` records each question in between in the run's progress log
-    (evaluation/progress.py: constant cost per question), which load_run and the listings apply.
+    (evaluation/runs/progress.py: constant cost per question), which load_run and the listings apply.
     header.json is rewritten after report.json each time, so it never claims more than the body holds.
     It records the process and a heartbeat (each write, each logged question), so a run whose
     process died is shown as failed, not running forever."""
@@ -235,7 +235,7 @@ class LiveRun:
         io.overwrite_owned(self.path, report.to_json() + "\n")
         io.overwrite_owned(self.path[: -len("report.json")] + kinds.HEADER, report.header_json() + "\n")
         if status in ("completed", "failed"):  # report.json now holds all the log recorded
-            from vectrixdb.evaluation import progress
+            from vectrixdb.evaluation.runs import progress
 
             progress.clear(self.path)
 
@@ -243,7 +243,7 @@ class LiveRun:
         """Record one question's results (and the time: a heartbeat) without rewriting report.json."""
         import time
 
-        from vectrixdb.evaluation import progress
+        from vectrixdb.evaluation.runs import progress
 
         self.logged = getattr(self, "logged", 0) + 1
         progress.append(self.path, self.logged, {"t": time.time(), **record})

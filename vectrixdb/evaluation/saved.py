@@ -89,7 +89,7 @@ def _kind(value: Any, want: type) -> bool:
 
 def check_head(data: Any) -> str | None:
     """Why the meta and values of a report cannot be used, or None when they can."""
-    from vectrixdb.evaluation.report import KINDS  # importing report registers the built-in kinds
+    from vectrixdb.evaluation.runs.report import KINDS  # importing report registers the built-in kinds
 
     if not isinstance(data, dict):
         return f"it holds {type(data).__name__ if data is not None else 'null'}, not a report object"
@@ -113,8 +113,8 @@ def check_header(data: Any) -> str | None:
     """Why a run's header.json (kinds.header_of) cannot be used, or None when it can: an object of
     this header version, a registered kind, meta fields of their types, a badge that is text or
     null, and headline figures that are numbers, text or null by name."""
-    from vectrixdb.evaluation.kinds import HEADER_VERSION
-    from vectrixdb.evaluation.report import KINDS
+    from vectrixdb.evaluation.runs.kinds import HEADER_VERSION
+    from vectrixdb.evaluation.runs.report import KINDS
 
     if not isinstance(data, dict):
         return f"it holds {type(data).__name__ if data is not None else 'null'}, not a header object"
@@ -164,7 +164,7 @@ def _check_values(values: dict, kind: str) -> str | None:
     best = values.get("best")
     if best is not None and not isinstance(best, dict):
         return f"values.best is {_shown(best)}, not an object"
-    from vectrixdb.evaluation.kinds import KINDS, call
+    from vectrixdb.evaluation.runs.kinds import KINDS, call
 
     check = KINDS[kind].check  # what the kind's own readers rely on (a chunking comparison: its builds)
     reason = call(check, values) if check else None

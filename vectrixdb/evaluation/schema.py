@@ -27,9 +27,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from vectrixdb.evaluation.foreign import foreign_row, is_foreign, rows_of
-from vectrixdb.evaluation.golden import (Question, anchor_problem, bedrock_problems, from_bedrock, is_bedrock, loose_page,
-                                         split_label)
+from vectrixdb.evaluation.golden.foreign import foreign_row, is_foreign, rows_of
+from vectrixdb.evaluation.golden.questions import Question, anchor_problem, bedrock_problems, from_bedrock, is_bedrock, loose_page, split_label
 from vectrixdb.roles import Collection
 
 
@@ -138,7 +137,7 @@ def _expected_message(value: Any, held: Any = None) -> str:
 def _label_message(label: Any, held: Any = None) -> str:
     problem = anchor_problem(label) if isinstance(label, str) else None
     if problem and held is not None:
-        from vectrixdb.evaluation.label_check import meant
+        from vectrixdb.evaluation.golden.label_check import meant
 
         guess = meant(label, held)
         if guess:  # the did-you-mean names what the collection holds (`Uber_2021.pdf#p=10` -> `uber_2021.pdf#page=10`)
@@ -152,7 +151,7 @@ def check_golden(path: str, db: Collection | None = None) -> GoldenCheck:
     """Check a golden file (a path, s3:// or Blob address) and, given a collection, its labels."""
     check = GoldenCheck(str(path))
     if db is not None:
-        from vectrixdb.evaluation.label_check import Held
+        from vectrixdb.evaluation.golden.label_check import Held
 
         held = Held(db)
     else:
@@ -231,7 +230,7 @@ def check_golden(path: str, db: Collection | None = None) -> GoldenCheck:
     elif not check.rows:
         check.findings.append(Finding(None, None, "error", "the file has no rows"))
     if db is not None:
-        from vectrixdb.evaluation.label_check import evidence_findings, label_problems
+        from vectrixdb.evaluation.golden.label_check import evidence_findings, label_problems
 
         # every row's labels, grade 0 included: a label judged not relevant names what the collection holds too
         unheld = label_problems(questions, db, held)
@@ -255,7 +254,7 @@ def _case_notes(questions: list[Question]) -> list[Finding]:
     likely a typo (ids are matched exactly, so it would never be found)."""
     from collections import Counter
 
-    from vectrixdb.evaluation.golden import label_document
+    from vectrixdb.evaluation.golden.questions import label_document
 
     uses = Counter(label_document(label) for q in questions for label in q.expected)
     usual: dict[str, str] = {}
@@ -270,7 +269,7 @@ def _case_notes(questions: list[Question]) -> list[Finding]:
 def _row_notes(q: Question) -> list[Finding]:
     """What one row says that cannot count: no relevant grade, page labels under a whole document;
     and the error of a label judged both relevant and not (label_check.grade_conflicts)."""
-    from vectrixdb.evaluation.label_check import grade_conflicts
+    from vectrixdb.evaluation.golden.label_check import grade_conflicts
 
     out = [Finding(q.line, "expected", "error", message) for message in grade_conflicts(q)]
     if not q.labelled:

@@ -14,7 +14,7 @@ from dataclasses import replace
 import os
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.golden import Question
+from vectrixdb.evaluation.golden.questions import Question
 from vectrixdb.roles import Collection, Questions, Searchable
 
 SOURCES = ("joined", "both", "reference", "question")
@@ -32,7 +32,7 @@ def suggest_expected(db: Collection, questions: Questions, *, k: int = 3, by: st
     default, the best measured (module docstring); mode=... changes it. Up to `k` hits scoring at least `relative`
     times the best one are kept: a second document is proposed only when it matches nearly as well
     as the first (for a fusion the score is the fused one). Changes nothing."""
-    from vectrixdb.evaluation.golden import load_questions
+    from vectrixdb.evaluation.golden.files import load_questions
 
     if by not in ("doc", "page"):
         raise BadInput(f"by must be 'doc' or 'page', not {by!r}")

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from vectrixdb.evaluation.report import Report
+from vectrixdb.evaluation.runs.report import Report
 from vectrixdb.roles import EmbeddingModel, Questions
 
 
@@ -42,8 +42,9 @@ def sweep(documents: Any, questions: Questions, *, chunk: Sequence[str] = ("recu
     import pandas as pd
 
     from vectrixdb.embedding import get_embedder
-    from vectrixdb.evaluation.golden import cutoffs, provenance, questions_of
-    from vectrixdb.evaluation.report import now
+    from vectrixdb.evaluation.golden.questions import cutoffs, provenance
+    from vectrixdb.evaluation.golden.files import questions_of
+    from vectrixdb.evaluation.runs.report import now
     from vectrixdb.executors import Cell, digest, run_cells
 
     started = now()
@@ -95,7 +96,7 @@ def document_digest(docs: list) -> str:
 def build_cell(settings: dict, docs: list, questions: list, model: EmbeddingModel) -> list[dict]:
     """One build of a sweep, in a scratch folder: its rows, one per search setting."""
     from vectrixdb.collection import Vectrix
-    from vectrixdb.evaluation.retrieval import retrieval_report
+    from vectrixdb.evaluation.retrieval.scoring import retrieval_report
 
     ks, by = settings["k"], settings["by"]
     with tempfile.TemporaryDirectory(prefix="vectrixdb-sweep-") as scratch:
@@ -119,8 +120,8 @@ def build_cell(settings: dict, docs: list, questions: list, model: EmbeddingMode
 def _warnings(questions: list, by: str, frame, ks: list[int]) -> list[str]:
     """What the retrieval reports would warn of the labels at this grain, and a sweep where no build
     ever found anything (the labels and the documents' ids most likely do not meet)."""
-    from vectrixdb.evaluation import labels as L
-    from vectrixdb.evaluation.retrieval import _label_warnings
+    from vectrixdb.evaluation.golden import labels as L
+    from vectrixdb.evaluation.retrieval.scoring import _label_warnings
 
     out = _label_warnings([q for q in questions if q.labelled and L.qrel(q, by)], by)
     if not (frame[[f"recall@{x}" for x in ks]].to_numpy() > 0).any():

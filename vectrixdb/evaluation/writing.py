@@ -4,12 +4,12 @@ person reads them (DeepEval's synthesizer steps, in vectrixdb's terms).
     written = write_golden(db, "drafts.jsonl", n=50, writer=ChatWriter(...), examples=["..."])
     print(written.summary())
 
-1. Passages (writing_passages): chunks passed over without a model by reason, the rest spread over
+1. Passages (evaluation.writing.passages): chunks passed over without a model by reason, the rest spread over
    collections, documents and sections; a critic picks the best of up to 3 per slot (bar 0.7).
-2. Kinds (writing_summary.plan_kinds): the mix over search / fact / how-why / two-place / long;
+2. Kinds (evaluation.writing.summary.plan_kinds): the mix over search / fact / how-why / two-place / long;
    a two-place question takes passages alike by the collection's own model, on other pages.
-3. Checks no model makes (writing_checks): the passages go to the model as numbered sentences
-   (writing_spans) and it names the ones that answer, so its evidence is cut by code, word for
+3. Checks no model makes (evaluation.writing.checks): the passages go to the model as numbered sentences
+   (evaluation.writing.spans) and it names the ones that answer, so its evidence is cut by code, word for
    word, and a style example returned as a question is sent back; 4. the question critic;
    5. one rewrite each (evolve=): a draft that fails a check or the critic is sent back with the
    reason, up to CriticConfig.tries drafts; one that never passes is set aside and the slot tries
@@ -28,14 +28,13 @@ import time
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
-from vectrixdb.chat_parallel import concurrently, width
+from vectrixdb.chat.parallel import concurrently, width
 from vectrixdb.errors import AlreadyExists, BadInput, BadType
-from vectrixdb.evaluation import writing_prompts as prompts
-from vectrixdb.evaluation.writing_checks import check_draft, pick, repeat_key, row_parts
-from vectrixdb.evaluation.writing_config import (DEFAULT_WRITING, MIX, MOVED, CriticConfig, KindConfig, PassageConfig,
-                                                 WritingConfig, check_mix)
-from vectrixdb.evaluation.writing_passages import Alike, Passage, Slot, list_passages, plan_slots
-from vectrixdb.evaluation.writing_summary import Written, merge_usage, plan_kinds
+from vectrixdb.evaluation.writing import prompts
+from vectrixdb.evaluation.writing.checks import check_draft, pick, repeat_key, row_parts
+from vectrixdb.evaluation.writing.config import DEFAULT_WRITING, MIX, MOVED, CriticConfig, KindConfig, PassageConfig, WritingConfig, check_mix
+from vectrixdb.evaluation.writing.passages import Alike, Passage, Slot, list_passages, plan_slots
+from vectrixdb.evaluation.writing.summary import Written, merge_usage, plan_kinds
 from vectrixdb.settings import moved
 
 DRAFT_TOKENS, SCORE_TOKENS = 400, 160
@@ -75,17 +74,17 @@ def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: 
     sources = list(db) if isinstance(db, (list, tuple)) else [db]
     check_model = writer is None if c.check_model is None else c.check_model
     if writer is None:
-        from vectrixdb.chat import ChatWriter
+        from vectrixdb.chat.writer import ChatWriter
 
         writer = ChatWriter.from_environment()
-    from vectrixdb.chat_cache import AnswerCache
+    from vectrixdb.chat.cache import AnswerCache
 
     store = AnswerCache(cache) if cache is not None else None
     try:
         run = Run(_for_run(writer, store), _for_run(critic, store) if critic is not None else None,
                   [str(e) for e in examples], c.scenario, c.task, c.kinds, c.checks, c.critic_config, c.evolution, evolve)
         if check_model:
-            from vectrixdb.evaluation.model_ready import check_answers
+            from vectrixdb.evaluation.generation.model_ready import check_answers
 
             for one in run.writers():
                 check_answers(one, "before a single passage was read")
@@ -102,7 +101,7 @@ def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages:
     out = Written(None, n=n, passages={"chunks": seen, "eligible": sum(map(len, eligible)), "tried": 0, "used": 0,
                                        "skipped": dict(skipped)})
     if not out.passages["eligible"]:  # say why, and ask the model nothing
-        from vectrixdb.evaluation.writing_passages import none_eligible
+        from vectrixdb.evaluation.writing.passages import none_eligible
 
         out.notes.append(none_eligible(skipped, seen, passages) + "; no file was written")
         out.usage = merge_usage([w.totals() for w in run.writers()])
@@ -147,8 +146,8 @@ def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages:
     out.questions = rows
     out.usage = merge_usage([w.totals() for w in run.writers()])
     if rows:
-        from vectrixdb.evaluation.golden import save_questions
-        from vectrixdb.evaluation.schema import check_golden
+        from vectrixdb.evaluation.golden.questions import save_questions
+        from vectrixdb.evaluation.golden.schema import check_golden
 
         try:
             out.path = save_questions(rows, path)
@@ -182,7 +181,7 @@ def _for_run(writer: Any, store: Any) -> Any:
         raise BadInput(f"writer and critic are ChatWriters (anything with ask(messages, schema)), not {type(writer).__name__}")
     if not hasattr(writer, "ledger"):
         return writer
-    from vectrixdb.chat_cache import Ledger
+    from vectrixdb.chat.cache import Ledger
 
     mine = copy.copy(writer)
     mine.ledger = Ledger()
@@ -198,7 +197,7 @@ class Draft:
         self.kind, self.question, self.answer, self.found = kind, question, answer, found
 
     def row(self, number: int):
-        from vectrixdb.evaluation.golden import Question
+        from vectrixdb.evaluation.golden.questions import Question
 
         expected, evidence, hint = row_parts(self.found)
         return Question(self.question, self.answer, tuple(expected), f"draft-{number:03d}", tuple(evidence), hint, True)
@@ -260,7 +259,7 @@ class Run:
 
     def _attempt(self, messages, spans, kind, group, written) -> tuple[Draft | None, str, str]:
         """One draft through the checks and the critic: (the draft or None, its question, why not).
-        The evidence is the text of the sentences the model chose (writing_spans), cut by code."""
+        The evidence is the text of the sentences the model chose (evaluation.writing.spans), cut by code."""
         outcome = self.writer.ask(messages, prompts.draft_schema(len(spans)), max_tokens=DRAFT_TOKENS)
         if not outcome.ok:
             self.sent_back[f"unreadable ({outcome.status})"] += 1

@@ -1,6 +1,6 @@
 """Step 3 of write_golden: the checks no model makes, each with the reason a draft is sent back.
 
-- Evidence is chosen, not copied (writing_spans): the model names numbered sentences and each
+- Evidence is chosen, not copied (evaluation.writing.spans): the model names numbered sentences and each
   quote is that sentence's own text, on its own page, so the page `expected` names is the page that
   answers. `pick` sends a draft back for a number that was not shown ("no such sentence"), a
   sentence under quote_words words ("quote too short"), or an answer whose figures (numbers of two
@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vectrixdb.evaluation.labels import normal
-from vectrixdb.evaluation.writing_config import CheckConfig, KindConfig
-from vectrixdb.evaluation.writing_passages import Passage
-from vectrixdb.evaluation.writing_spans import Span
+from vectrixdb.evaluation.golden.labels import normal
+from vectrixdb.evaluation.writing.config import CheckConfig, KindConfig
+from vectrixdb.evaluation.writing.passages import Passage
+from vectrixdb.evaluation.writing.spans import Span
 
 _POINTING = re.compile(
     r"\b(?:(?:this|that|these|the|above|following|given|provided|attached|said)\s+"

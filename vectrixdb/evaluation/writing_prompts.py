@@ -3,9 +3,9 @@
 Four asks: the passage critic (clarity, depth, structure, relevance), the draft (a question, its
 answer and the numbers of the passage's sentences that give it), the question critic (standing
 alone, clarity, answered) and the rewrite. The draft and the rewrite show the passages as numbered
-sentences (writing_spans) and the model names numbers: it chooses the evidence, code cuts it, so
+sentences (evaluation.writing.spans) and the model names numbers: it chooses the evidence, code cuts it, so
 it cannot misquote. Style examples go in a block of their own, said to be for style only and never
-to be returned. Passages always go through chat_prompt.passage, fenced as data with any
+to be returned. Passages always go through chat.prompt.passage, fenced as data with any
 chat-template control tokens made inert, and so does every word a model wrote that comes back in a
 later prompt (a draft sent back and why, which may be the critic's feedback; the question to
 rewrite; the question and answer the critic scores); every system prompt carries DATA_NOTE. Every string
@@ -15,10 +15,10 @@ on their inputs, so the same run asks the same things and the cache answers them
 """
 from __future__ import annotations
 
-from vectrixdb.chat_prompt import DATA_NOTE, passage
-from vectrixdb.evaluation.writing_config import EVOLUTIONS, KINDS
-from vectrixdb.evaluation.writing_passages import Passage
-from vectrixdb.evaluation.writing_spans import Span, number_spans, shown
+from vectrixdb.chat.prompt import DATA_NOTE, passage
+from vectrixdb.evaluation.writing.config import EVOLUTIONS, KINDS
+from vectrixdb.evaluation.writing.passages import Passage
+from vectrixdb.evaluation.writing.spans import Span, number_spans, shown
 
 _UNIT = {"type": "number", "minimum": 0, "maximum": 1}
 

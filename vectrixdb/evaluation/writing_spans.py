@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vectrixdb.evaluation.writing_passages import Passage
+from vectrixdb.evaluation.writing.passages import Passage
 
 _END = re.compile(r"([.?!][\"'\u201d\u2019)\]]*)\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9$])")
 _ABBREVIATIONS = {"inc", "corp", "co", "ltd", "llc", "no", "nos", "mr", "mrs", "ms", "dr", "st", "vs", "etc", "e.g",

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from vectrixdb.evaluation.writing_config import KINDS
+from vectrixdb.evaluation.writing.config import KINDS
 
 
 def counts_for(n: int, shares: dict[str, float]) -> dict[str, int]:

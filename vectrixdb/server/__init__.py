@@ -1,6 +1,6 @@
 """The dashboard: a read-only FastAPI app over a folder of saved runs (local, s3:// or Blob).
 
-`create_app(folder)` builds it; `vectrixdb serve FOLDER` (cli_serve.py) runs it with uvicorn on
+`create_app(folder)` builds it; `vectrixdb serve FOLDER` (cli/serve.py) runs it with uvicorn on
 127.0.0.1. It has no write routes: it lists, draws and exports runs, and never changes the folder.
 """
 from __future__ import annotations

@@ -11,13 +11,13 @@
     /evaluate?tab=retrieval|chunking&run=ID    the Evaluate page and its two tabs
     /experiments?a=ID&b=ID          compare_runs on two runs, computed on request, not saved
 
-A run whose report.json cannot be used (evaluation/saved.py checks each file once, where it is
+A run whose report.json cannot be used (evaluation/runs/saved.py checks each file once, where it is
 read) is listed in state `unreadable` with the reason; its own routes answer 422 saying why, and
 no other page is affected. Every request must name this server's host (server/guard.py, against
 DNS rebinding), and every answer carries a Content-Security-Policy that forbids framing.
 
 What a run of each kind shows (badge, headline figures, sections, figures, tab, whether it can be
-compared) is read from its declaration (evaluation/kinds.py); nothing here names a kind.
+compared) is read from its declaration (evaluation/runs/kinds.py); nothing here names a kind.
 
 Every route is GET. (fastapi is imported at the top, not lazily: with postponed annotations
 FastAPI must resolve `Request` from the module's globals.) A run id is looked up in the listing (server/listing.py), never joined into a
@@ -36,8 +36,8 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vectrixdb.errors import BadInput, NotFound, VectrixError
-from vectrixdb.evaluation import kinds
-from vectrixdb.evaluation.saved import UnreadableRun
+from vectrixdb.evaluation.runs import kinds
+from vectrixdb.evaluation.runs.saved import UnreadableRun
 from vectrixdb.server import views
 from vectrixdb.server.guard import Guard, allowed_hosts
 from vectrixdb.server.listing import Runs
@@ -83,7 +83,7 @@ class Cache:
 def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | None = None):
     """The FastAPI app over FOLDER (local, s3:// or Blob); `sla` a JSON/YAML thresholds file;
     `hosts` the Host names it answers to (server/guard.py; default: the loopback names)."""
-    from vectrixdb import certify, export
+    from vectrixdb.export import certify, files as export
     from vectrixdb.server.figures import data_uri
 
     runs = Runs(folder)
@@ -186,7 +186,7 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
 
     @app.get("/experiments", response_class=HTMLResponse)
     def experiments(request: Request, a: str = "", b: str = ""):
-        from vectrixdb.evaluation.experiments import compare_runs
+        from vectrixdb.evaluation.runs.experiments import compare_runs
         from vectrixdb.server.decisions import comparison_rows
         from vectrixdb.server.figures import png
 

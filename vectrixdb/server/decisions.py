@@ -2,7 +2,7 @@
 nobody judged, and the smallest difference its questions can detect.
 
 Unjudged share (issue 31). A retrieval report carries it: `report["unjudged"][k]` over all the
-questions' top-k results at its grain, `unjudged@k` per question (evaluation/retrieval.py). A
+questions' top-k results at its grain, `unjudged@k` per question (evaluation/retrieval/scoring.py). A
 run_evaluation run (kind "evaluation", Retrieval or RAG) keeps, per question and level, what it
 expected and what its k chunks returned, so the share is read from those: at each level with
 labels, the returned items that are neither expected nor in a `<level> not relevant` column (a
@@ -10,7 +10,7 @@ grade-0 label), over the returned items, counted over the questions that expect 
 that level. A run that did not record its grade-0 labels counts them as unjudged, so its share is
 an upper bound, and the page says so.
 
-Power. questions_needed (evaluation/power.py) on the run alone, for its headline measures: the
+Power. questions_needed (evaluation/runs/power.py) on the run alone, for its headline measures: the
 smallest true difference its questions would detect with 80% power at alpha 0.05 against a second
 system of the same spread and independent of it (correlation 0, the widest case), by the paired
 t-test (graded measures) or the exact McNemar test (yes/no ones). Two runs compared on the
@@ -141,7 +141,7 @@ def headline_measures(report) -> list[str]:
 
 def power(report) -> dict[str, Any]:
     """{"rows": [{measure, n, mean, model, detectable, reason}], "rule", "alpha", "power"}."""
-    from vectrixdb.evaluation.power import questions_needed
+    from vectrixdb.evaluation.runs.power import questions_needed
 
     measures = headline_measures(report)
     out: dict[str, Any] = {"alpha": ALPHA, "power": POWER, "rows": [], "rule": None, "reason": None}

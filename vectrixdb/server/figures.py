@@ -45,7 +45,7 @@ def run_figures(report) -> list[dict[str, Any]]:
     """The figures a run is shown with: its own plot, plus the extra plots its kind declares
     (Kind.plots, each drawn when its `when` says the run has what it needs). Each is
     {"title", "caption", "png"}; figures that cannot be drawn are left out."""
-    from vectrixdb.evaluation.kinds import call, kind_of
+    from vectrixdb.evaluation.runs.kinds import call, kind_of
 
     run_id = report.meta.get("run_id")
     spec = [("The run's plot", f"{report.kind} plot of run {run_id}", report.plot)]

@@ -1,6 +1,6 @@
 """The dashboard's view of a folder of runs: a fast listing and the only way a run id becomes a path.
 
-`list_runs()` (evaluation/runs.py) reads one run at a time. The dashboard lists thousands, so it
+`list_runs()` (evaluation/runs/store.py) reads one run at a time. The dashboard lists thousands, so it
 differs in two ways, neither of which changes a row:
 
 - every run's header.json is fetched with one fsspec `cat` call per listing (concurrent on s3://
@@ -8,10 +8,10 @@ differs in two ways, neither of which changes a row:
   saved before headers; or still going) with one more;
 - a row whose header says completed or failed is kept in memory: such a run is written once and
   never again (runs.LiveRun's last write), so only pending and running runs are read again (with
-  their progress log, evaluation/progress.py).
+  their progress log, evaluation/runs/progress.py).
 
 Rows are made by runs.listed, the rule list_runs uses, so `frame()` equals `list_runs(folder)`: a
-header or report.json that cannot be used (evaluation/saved.py says why) is a row in state
+header or report.json that cannot be used (evaluation/runs/saved.py says why) is a row in state
 `unreadable` naming the file and why, and never stops the others from being listed. A run id
 from a URL is looked up in this index and never joined to a path, so no id can reach outside FOLDER.
 """
@@ -25,9 +25,9 @@ from typing import Any
 
 from vectrixdb import io
 from vectrixdb.errors import NotFound
-from vectrixdb.evaluation import kinds
-from vectrixdb.evaluation.kinds import KINDS
-from vectrixdb.evaluation.runs import FINAL, listed
+from vectrixdb.evaluation.runs import kinds
+from vectrixdb.evaluation.runs.kinds import KINDS
+from vectrixdb.evaluation.runs.store import FINAL, listed
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -107,7 +107,7 @@ class Runs:
 
     def load(self, run_id: str):
         """The listed run as its Report (through load_run, so dead runs read as failed)."""
-        from vectrixdb.evaluation.runs import load_run
+        from vectrixdb.evaluation.runs.store import load_run
 
         ref = self.ref(run_id)
         return load_run(self.folder, ref.run_id, next(k for k, spec in KINDS.items() if spec.folder == ref.folder))
@@ -122,7 +122,7 @@ def _needs_body(header: bytes | None) -> bool:
     that cannot be parsed is listed as unreadable from itself, without the body."""
     if header is None:
         return True
-    from vectrixdb.evaluation.saved import check_header, parse
+    from vectrixdb.evaluation.runs.saved import check_header, parse
 
     data, reason = parse(header)
     return reason is None and check_header(data) is None and data.get("status") not in FINAL

@@ -17,7 +17,7 @@ STATIC = HERE / "static"
 def heat(value) -> str:
     """A cell's background for a score in 0..1, red through amber to green, and the text colour
     legible on it; empty when undefined."""
-    from vectrixdb.server.heatmap import heat_css
+    from vectrixdb.plotting.heatmap import heat_css
 
     return heat_css(value)
 
@@ -40,8 +40,8 @@ def figure_text(name: str, value) -> str:
 
 
 def run_type(report) -> str | None:
-    """The badge of a run (evaluation/runs.py's type map, which the listing uses too)."""
-    from vectrixdb.evaluation.runs import type_of
+    """The badge of a run (evaluation/runs/store.py's type map, which the listing uses too)."""
+    from vectrixdb.evaluation.runs.store import type_of
 
     return type_of(report.kind, dict(report))
 

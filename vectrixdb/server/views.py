@@ -1,5 +1,5 @@
 """What the pages show, taken from a Report through its saved contract only (values, frame, tables,
-meta; the kind's declaration, evaluation/kinds.py, says which table has one row per question and
+meta; the kind's declaration, evaluation/runs/kinds.py, says which table has one row per question and
 which section and tables its run page adds). Plain dicts and lists go to the
 templates; escaping is the templates' job (Jinja2 autoescape), so nothing here builds HTML.
 """
@@ -9,8 +9,8 @@ import math
 from typing import Any
 
 from vectrixdb.errors import NotFound
-from vectrixdb.evaluation.kinds import KINDS, call
-from vectrixdb.server.heatmap import key_scores, score_columns
+from vectrixdb.evaluation.runs.kinds import KINDS, call
+from vectrixdb.plotting.heatmap import key_scores, score_columns
 
 LEVELS = ("chunk", "page", "doc")
 MAX_ROWS = 1000
@@ -75,7 +75,7 @@ def score_value(value: Any) -> float | None:
 
 def headline(report) -> list[tuple[str, str]]:
     """The run's headline figures as (name, text) pairs."""
-    from vectrixdb.certify import figures
+    from vectrixdb.export.certify import figures
 
     return [(name, fmt(value)) for name, value in figures(report, aliases=False).items()]
 

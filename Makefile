@@ -14,7 +14,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # llama.cpp is compiled for a portable x86-64 (not -march=native), so a cached wheel runs anywhere
 LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: demo test test-fast install notebooks bench clean
+.PHONY: demo test test-fast install notebooks bench clean lint
 
 $(BASE): pyproject.toml
 	@echo "== setting up $(VENV) for the demo (once; a few minutes): a virtualenv, then pip's own progress"
@@ -63,6 +63,11 @@ XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 test: $(STAMP) $(AZURITE) $(CHROMIUM) $(PEERS)
 	PATH="$(CURDIR)/.cache/azurite/node_modules/.bin:$$PATH" $(PY) -m pytest -q $(XDIST)
+
+# ruff (the rules in pyproject.toml) and mypy over the package: both at 0 findings
+lint: $(STAMP)
+	$(VENV)/bin/ruff check vectrixdb
+	$(VENV)/bin/mypy
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" $(XDIST)

@@ -7,9 +7,10 @@ The flow, bottom to top: a module imports only from its own line and the lines a
 import, even one inside a function, goes round in a circle (tests/test_layout.py checks both, and
 that every top-level module is on a line):
 
-    errors.py, io.py, version.py, settings.py
+    errors.py, io.py, version.py, settings.py, roles.py
                                   the error family, file access (local, s3://, Blob), the version,
-                                  the checks every settings dataclass runs
+                                  the checks every settings dataclass runs, the roles a user's
+                                  objects play (typing protocols: Searchable, Embedder, ChatModel, ...)
     chat/                         chat models: ChatWriter, routes, cache, limits
     reading/                      sources -> Documents (pages of Markdown with quality flags)
     plotting/                     figures over reports, and a score's colour everywhere

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+
+from vectrixdb.roles import ChatModel, Cutter, NoteWriter
 
 CUT_SCHEMA = {"title": "cuts", "type": "object",
               "properties": {"starts": {"type": "array", "items": {"type": "integer", "minimum": 0}, "maxItems": 200}},
@@ -34,9 +35,14 @@ DOCUMENT_CHARS = 24_000  # the most of a document put in front of each chunk: th
 _COUNTING = threading.Lock()  # calls and failed, counted from the threads of starts_of and notes_of
 
 
+def model_name(chat: ChatModel) -> str:
+    """The model a chat model names (ChatWriter.model), or its type's name for a stand-in without one."""
+    return str(getattr(chat, "model", type(chat).__name__))
+
+
 @dataclass
 class LLMCutter:
-    chat: Any
+    chat: ChatModel
     max_tokens: int = 300
     calls: int = 0
     failed: int = 0
@@ -44,7 +50,7 @@ class LLMCutter:
 
     @property
     def name(self) -> str:
-        return f"llm_cutter({self.chat.model})"
+        return f"llm_cutter({model_name(self.chat)})"
 
     def starts(self, paragraphs: list[str]) -> list[int]:
         """Indexes of the paragraphs that start a new topic (0 always does), in order."""
@@ -68,7 +74,7 @@ class LLMCutter:
 
 @dataclass
 class ContextWriter:
-    chat: Any
+    chat: ChatModel
     max_tokens: int = 120
     document_chars: int = DOCUMENT_CHARS
     calls: int = 0
@@ -77,7 +83,7 @@ class ContextWriter:
 
     @property
     def name(self) -> str:
-        return f"context_writer({self.chat.model})"
+        return f"context_writer({model_name(self.chat)})"
 
     def note(self, document: str, start: int, end: int) -> str:
         """One or two sentences placing document[start:end] in its document ("" when the reply failed)."""
@@ -97,7 +103,7 @@ class ContextWriter:
         return " ".join(outcome.value["note"].split())
 
 
-def starts_of(cutter: Any, windows: list[list[str]]) -> list[list[int]]:
+def starts_of(cutter: Cutter, windows: list[list[str]]) -> list[list[int]]:
     """cutter.starts for each window of paragraphs, in order: up to the chat model's max_concurrency
     at once for an LLMCutter over a ChatWriter, one at a time for any other cutter (chat.parallel)."""
     from vectrixdb.chat.parallel import concurrently, width
@@ -106,7 +112,7 @@ def starts_of(cutter: Any, windows: list[list[str]]) -> list[list[int]]:
     return concurrently(cutter.starts, windows, workers=workers)
 
 
-def notes_of(writer: Any, document: str, spans: list[tuple[int, int]]) -> list[str]:
+def notes_of(writer: NoteWriter, document: str, spans: list[tuple[int, int]]) -> list[str]:
     """writer.note for each (start, end) of document, in order: up to the chat model's max_concurrency
     at once for a ContextWriter over a ChatWriter, one at a time for any other note writer."""
     from vectrixdb.chat.parallel import concurrently, width
@@ -115,12 +121,12 @@ def notes_of(writer: Any, document: str, spans: list[tuple[int, int]]) -> list[s
     return concurrently(lambda span: writer.note(document, *span), spans, workers=workers)
 
 
-def llm_cutter(chat: Any, *, max_tokens: int = 300) -> LLMCutter:
+def llm_cutter(chat: ChatModel, *, max_tokens: int = 300) -> LLMCutter:
     """For add_document(chunk="llm", cut_with=llm_cutter(chat)) and CompareConfig(cut_with=...)."""
     return LLMCutter(chat, max_tokens)
 
 
-def context_writer(chat: Any, *, max_tokens: int = 120, document_chars: int = DOCUMENT_CHARS) -> ContextWriter:
+def context_writer(chat: ChatModel, *, max_tokens: int = 120, document_chars: int = DOCUMENT_CHARS) -> ContextWriter:
     """For add_document(context_with=context_writer(chat)) and CompareConfig(context_with=...).
     document_chars: how much of the document (from its start) goes in front of every chunk."""
     return ContextWriter(chat, max_tokens, document_chars)

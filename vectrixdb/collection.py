@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from vectrixdb.embedding import Embedder, get_embedder, home
 from vectrixdb.errors import BadInput, Corrupt, NotFound
@@ -27,13 +27,17 @@ from vectrixdb import search as searching
 from vectrixdb.search import Hit
 from vectrixdb.store import DEFAULT_SPACE
 
+if TYPE_CHECKING:
+    from vectrixdb.roles import EmbeddingModel, Reranker
+    from vectrixdb.store.catalog import Catalog
+
 DEFAULT_CHUNKING = {"chunk": "recursive", "chunk_size": 1000, "overlap": None, "embed_heading": False}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 CATALOG = "catalog.sqlite"
 
 
 class Vectrix:
-    def __init__(self, name: str, *, path: str | Path | None = None, model: Any = None,
+    def __init__(self, name: str, *, path: str | Path | None = None, model: EmbeddingModel = None,
                  embedders: dict[str, Embedder] | None = None):
         from filelock import FileLock
 
@@ -47,7 +51,7 @@ class Vectrix:
         self._model = model
         if model is not None:
             self._embedders[DEFAULT_SPACE] = get_embedder(model)
-        self._catalog = None
+        self._catalog: Catalog | None = None
         self._indexes: dict[str, Any] = {}
         self._keywords = None
         self._docs_cache: tuple[Any, list[dict]] | None = None
@@ -115,7 +119,7 @@ class Vectrix:
     def spaces(self) -> dict[str, dict]:
         return self.catalog.get("spaces", {})
 
-    def embedder(self, space: str = DEFAULT_SPACE, model: Any = None) -> Embedder:
+    def embedder(self, space: str = DEFAULT_SPACE, model: EmbeddingModel = None) -> Embedder:
         if space not in self._embedders:
             recorded = self.spaces.get(space, {}).get("model")
             if space != DEFAULT_SPACE and recorded is None and model is None:
@@ -169,7 +173,7 @@ class Vectrix:
                     index.save()
         except Timeout:
             pass
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - logged: the index in memory is right, only its file is not
             logging.getLogger("vectrixdb").warning("could not save the rebuilt %r (%s: %s); it is rebuilt again "
                                                    "next time", index, type(exc).__name__, exc)
 
@@ -231,7 +235,7 @@ class Vectrix:
         self._catalog, self._indexes, self._keywords, self._docs_cache = None, {}, None, None
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def add_vectors(self, space: str, model: Any, *, progress: bool = True) -> int:
+    def add_vectors(self, space: str, model: EmbeddingModel, *, progress: bool = True) -> int:
         """Embed every chunk again with another model into the named vector space `space`."""
         from vectrixdb.ingest import add_space
 
@@ -286,7 +290,7 @@ class Vectrix:
                 "chunking": self.catalog.get("chunking"), "generation": self.catalog.generation()}
 
     # search ---------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 10, *, mode: str = "dense", rerank: Any = None,
+    def search(self, query: str, k: int = 10, *, mode: str = "dense", rerank: Reranker | bool | None = None,
                vectors: str | None = None, where: dict | None = None, _principal: dict | None = None) -> list[Hit]:
         """Ranked hits for a query. mode: dense (cosine on the vector space `vectors`), keyword (BM25)
         or hybrid (reciprocal rank fusion of both); rerank: a cross-encoder re-scores the top
@@ -330,6 +334,8 @@ class PrincipalView:
     """
 
     __slots__ = ("__db", "__principal")
+    __db: Vectrix  # declared for type checkers; set once in __init__
+    __principal: dict
 
     def __init__(self, db: Vectrix, principal: dict):
         object.__setattr__(self, "_PrincipalView__db", db)

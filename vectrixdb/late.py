@@ -17,11 +17,15 @@ late vector depends on the whole document, not on its own text.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from vectrixdb.errors import Unsupported
+from vectrixdb.roles import Embedder
+
+if TYPE_CHECKING:
+    from vectrixdb.embedding import SentenceEmbedder
 
 
 def pooling_of(model: Any) -> str:
@@ -35,7 +39,7 @@ def pooling_of(model: Any) -> str:
     return "unknown"
 
 
-def check_late(embedder: Any) -> None:
+def check_late(embedder: Embedder) -> None:
     """Unsupported with the reason when this embedder cannot do late chunking."""
     if getattr(embedder, "backend", None):  # an OpenVINO graph (the int8 default) gives sentence vectors only
         raise Unsupported(f"late chunking needs the torch model's token embeddings; {embedder.name!r} runs on "
@@ -117,7 +121,7 @@ def token_embeddings(model: Any, text: str, stride: int | None = None) -> tuple[
     return token_embeddings_many(model, [text], stride)[0]
 
 
-def late_vectors_many(embedder: Any, items: Sequence[tuple[str, Sequence[tuple[int, int]]]],
+def late_vectors_many(embedder: SentenceEmbedder, items: Sequence[tuple[str, Sequence[tuple[int, int]]]],
                       stride: int | None = None, batch_size: int = 32, progress: bool = False) -> list[np.ndarray]:
     """For each (text, spans): one unit vector per (start, end) span, the mean of its tokens read in
     the whole text. The texts' windows are batched together, GROUP documents at a time, so the token
@@ -136,7 +140,7 @@ def late_vectors_many(embedder: Any, items: Sequence[tuple[str, Sequence[tuple[i
     return out
 
 
-def late_vectors(embedder: Any, text: str, spans: Sequence[tuple[int, int]], stride: int | None = None) -> np.ndarray:
+def late_vectors(embedder: SentenceEmbedder, text: str, spans: Sequence[tuple[int, int]], stride: int | None = None) -> np.ndarray:
     """One unit vector per (start, end) span of `text`: the mean of its tokens read in the whole text."""
     check_late(embedder)
     if not spans:

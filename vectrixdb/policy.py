@@ -114,7 +114,7 @@ class VisibleKeywords:
         from vectrixdb.store.keywords import tokenize
 
         self.keys = np.array(keys, dtype=np.uint64)
-        self.model = None
+        self.model: Any = None  # a bm25s.BM25 (untyped)
         if texts:
             self.model = bm25s.BM25()
             self.model.index(tokenize(texts), show_progress=False)
@@ -123,4 +123,4 @@ class VisibleKeywords:
         """(keys, BM25 scores) best first, exactly as KeywordIndex.search."""
         from vectrixdb.store.keywords import KeywordIndex
 
-        return KeywordIndex.search(self, query, k, allowed)
+        return KeywordIndex.search(self, query, k, allowed)  # type: ignore[arg-type]  # the same fields, duck-typed

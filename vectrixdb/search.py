@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence, cast
 
 import numpy as np
 
 from vectrixdb.errors import BadInput
 from vectrixdb.store import DEFAULT_SPACE
+from vectrixdb.roles import Reranker
 
 MODES = ("dense", "keyword", "hybrid")
 SCORE_KINDS = {"dense": "cosine", "keyword": "bm25", "hybrid": "rrf"}  # what a hit's score is, by mode
@@ -65,7 +66,7 @@ def check_query(query: Any, k: Any, mode: str) -> None:
         raise BadInput(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
 
 
-def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:
+def fuse(rankings: Sequence[Iterable[int]], k: int = RRF_K) -> list[tuple[int, float]]:
     """Reciprocal rank fusion of ranked key lists: (key, fused score) best first; ties by key."""
     scores: dict[int, float] = {}
     for ranking in rankings:
@@ -77,11 +78,12 @@ def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, f
 _RERANKERS: dict[str, Any] = {}
 
 
-def get_reranker(rerank: Any) -> Callable[[str, list[str]], np.ndarray]:
+def get_reranker(rerank: Reranker) -> Callable[[str, list[str]], np.ndarray]:
     """A function (query, texts) -> scores from a cross-encoder name or folder, a loaded
     CrossEncoder (anything with .predict(pairs)), or such a function itself."""
     if callable(rerank) and not hasattr(rerank, "predict"):
-        return lambda q, texts: np.asarray(rerank(q, texts), dtype=float)
+        scorer = rerank
+        return lambda q, texts: np.asarray(scorer(q, texts), dtype=float)
     if isinstance(rerank, str):
         if rerank not in _RERANKERS:
             from sentence_transformers import CrossEncoder
@@ -105,7 +107,7 @@ def doc_of(chunk_id: str) -> str:
     return chunk_id.rsplit("::", 1)[0]
 
 
-def search(db, query: str, k: int = 10, *, mode: str = "dense", rerank: Any = None,
+def search(db, query: str, k: int = 10, *, mode: str = "dense", rerank: Reranker | bool | None = None,
            vectors: str | None = None, where: dict | None = None, principal: dict | None = None) -> list[Hit]:
     """Vectrix.search for `db`, a Vectrix (its docstring states the rule): the mode's one ranking read
     deeper until k hits are found or every candidate is seen, then optionally reranked."""
@@ -113,7 +115,8 @@ def search(db, query: str, k: int = 10, *, mode: str = "dense", rerank: Any = No
     allowed = allowed_keys(db, where, principal)
     reranking = rerank not in (None, False)
     need = -(-k // RERANK_DEPTH) * RERANK_DEPTH if reranking else k
-    vector = db.embedder(vectors or DEFAULT_SPACE).encode([query])[0] if mode != "keyword" else None
+    # None in keyword mode, which never reads it
+    vector: Any = db.embedder(vectors or DEFAULT_SPACE).encode([query])[0] if mode != "keyword" else None
 
     def fetch(depth: int) -> tuple[list, list, bool]:  # (keys, scores, whether more lie deeper)
         if mode == "hybrid":
@@ -138,7 +141,7 @@ def search(db, query: str, k: int = 10, *, mode: str = "dense", rerank: Any = No
             break
         depth *= 2
     if reranking and hits:
-        score = get_reranker(rerank)
+        score = get_reranker(cast("Reranker", rerank))  # neither None nor False: `reranking` says so
         relevance = np.concatenate([score(query, [h.text for h in hits[i:i + RERANK_DEPTH]])
                                     for i in range(0, len(hits), RERANK_DEPTH)])
         block = np.arange(len(hits)) // RERANK_DEPTH  # each block of 50 re-scored, the blocks kept in order
@@ -155,9 +158,10 @@ def similar(db, text_or_chunk_id: str, k: int = 10, *, vectors: str | None = Non
     check_query(text_or_chunk_id, k, "dense")
     space = vectors or DEFAULT_SPACE
     own = db.catalog.key_of(text_or_chunk_id)
-    if own is not None and principal is not None and not len(allowed_keys(db, {"doc_id": doc_of(text_or_chunk_id)},
-                                                                               principal)):
-        own = None
+    if own is not None and principal is not None:
+        seen = allowed_keys(db, {"doc_id": doc_of(text_or_chunk_id)}, principal)  # never None for a principal
+        if seen is not None and not len(seen):
+            own = None
     index = db._vector_index(space)
     if own is not None and own in index.index:
         query = np.asarray(index.index.get(own), dtype=np.float32).reshape(-1)
@@ -178,6 +182,7 @@ def keywords_for(db, principal: dict | None):
         return db._keyword_index()
     state = db.catalog.state()  # read first: a later write can only make the entry newer, never older
     allowed = allowed_keys(db, None, principal)
+    assert allowed is not None  # a principal always narrows what a search may return
     if len(allowed) == db.catalog.counts()["chunks"]:  # it sees everything: the shared index is right
         return db._keyword_index()
     token = (state, hashlib.sha256(allowed.tobytes()).hexdigest())

@@ -25,10 +25,10 @@ import json
 import re
 import warnings
 from dataclasses import replace
-from typing import Any
 
 from vectrixdb.errors import AlreadyExists, BadInput
 from vectrixdb.evaluation.golden.questions import Question, save_questions, split_label
+from vectrixdb.roles import Collection
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]{3,}")
 
@@ -43,7 +43,7 @@ def highlight(passage: str, answer: str | None) -> str:
 
 
 class LabelReview:
-    def __init__(self, db: Any, questions: list[Question], *, k: int = 3, autosave: str | None = None, **search):
+    def __init__(self, db: Collection, questions: list[Question], *, k: int = 3, autosave: str | None = None, **search):
         from vectrixdb.evaluation.golden.suggest import suggest_with_passages
 
         self.db = db
@@ -89,8 +89,8 @@ class LabelReview:
         self.decisions[i] = (kind, labels)
         self.made_in[i] = by
         if self.autosave:
-            kept = {self.rows[j]["key"]: [k, list(v), self.made_in[j]] for j, (k, v) in self.decisions.items()}
-            io.overwrite_owned(self.autosave, json.dumps(kept, indent=1))
+            saved = {self.rows[j]["key"]: [k, list(v), self.made_in[j]] for j, (k, v) in self.decisions.items()}
+            io.overwrite_owned(self.autosave, json.dumps(saved, indent=1))
         return True
 
     def proposed(self, i: int) -> list[str]:

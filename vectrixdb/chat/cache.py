@@ -24,6 +24,7 @@ import threading
 import time
 import warnings
 from dataclasses import asdict, astuple, dataclass
+from os import PathLike
 from pathlib import Path
 from typing import Any, Callable
 
@@ -64,7 +65,7 @@ def _damaged(exc: sqlite3.DatabaseError) -> bool:
 class AnswerCache:
     """Answers in a SQLite file, keyed by `cache_key`; one connection guarded by a lock."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | PathLike[str]):
         self.path = Path(path).expanduser()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()

@@ -27,13 +27,14 @@ R = TypeVar("R")
 _SKIPPED = object()
 
 
-def width(*models: Any) -> int:
+def width(*models: object) -> int:
     """How many items to work on at once for calls to these models: the largest max_concurrency of
     the ChatWriters among them, and 1 when any of them is something else (a function, a stand-in)."""
     limits = [getattr(getattr(m, "limiter", None), "max_concurrency", None) for m in models if m is not None]
-    if not limits or any(not isinstance(n, int) or n < 1 for n in limits):
+    counts = [n for n in limits if isinstance(n, int) and n >= 1]
+    if not limits or len(counts) < len(limits):
         return 1
-    return max(limits)
+    return max(counts)
 
 
 def concurrently(work: Callable[[T], R], items: Iterable[T], *, workers: int) -> list[R]:
@@ -56,8 +57,9 @@ def concurrently(work: Callable[[T], R], items: Iterable[T], *, workers: int) ->
     try:
         futures = [pool.submit(one, item) for item in items]  # taken in order: earlier items start first
         for future in futures:  # the first failure in input order is the one raised
-            if future.exception() is not None:
-                raise future.exception()
+            error = future.exception()
+            if error is not None:
+                raise error
         return [future.result() for future in futures]
     finally:
         stop.set()  # on an error or Ctrl-C nothing more starts; what is in flight finishes

@@ -31,9 +31,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vectrixdb.errors import BadInput
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 #: Markers of current chat templates, for tests and for anyone checking a prompt by hand (the rule
 #: itself is the shapes in _RULES, which this list only samples).
@@ -92,6 +95,8 @@ def passage(text: str, label: str | None = None) -> str:
 
 class Shape:
     """An answer's shape: the JSON schema sent to the server and the check its reply must pass."""
+
+    model: type[BaseModel] | None  # the pydantic model the reply is validated as, None for a JSON-schema dict
 
     def __init__(self, schema: Any):
         from pydantic import BaseModel

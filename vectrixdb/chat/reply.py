@@ -100,7 +100,7 @@ def asked_wait(headers: Mapping[str, str] | None) -> float | None:
     if not headers:
         return None
     try:
-        return float(headers.get("retry-after-ms")) / 1000.0
+        return float(headers.get("retry-after-ms") or "") / 1000.0  # absent: "" is a ValueError like any bad value
     except (TypeError, ValueError, OverflowError):
         pass
     value = headers.get("retry-after")

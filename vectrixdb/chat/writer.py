@@ -41,7 +41,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal, cast
 
 from vectrixdb.chat.cache import CACHED_STATUSES, AnswerCache, Ledger, Stored, UsageRow, cache_key, price_of
 from vectrixdb.chat.config import DEFAULT_LIMITS, DEFAULT_REQUEST, MOVED, LimitConfig, RequestConfig
@@ -243,11 +243,11 @@ class ChatWriter:
         value = None
         if stored.status == "ok":
             try:
-                value = shape.parse(stored.raw) if shape else stored.raw
+                value = shape.parse(stored.raw or "") if shape else stored.raw  # no raw text: asked again
             except ValueError:
                 return None
         cost = price_of(self.prices, [self.model, stored.model], 0, 0)
-        return Outcome(stored.status, value, stored.raw, stored.reason, stored.prompt_tokens, stored.completion_tokens,
+        return Outcome(cast(Status, stored.status), value, stored.raw, stored.reason, stored.prompt_tokens, stored.completion_tokens,
                        seconds, cached=True, cost=cost, calls=0)
 
     def _ask_model(self, messages: list[dict], shape: Shape | None, sampling: dict,
@@ -316,6 +316,7 @@ class ChatWriter:
 
         estimate = sum(len(str(m.get("content", ""))) for m in convo) // 4 + int(sampling.get("max_tokens") or 0)
         attempts = Attempts(self.route, self.max_retries, self.patience, self.limiter)
+        result: dict | str | None  # the reply, why it failed, or None to try again
         while True:
             form = "json_schema" if self.response_format == "auto" else self.response_format
             with self.limiter.slot(estimate) as entry:

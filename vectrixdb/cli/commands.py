@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, List, Optional, TypeGuard
 
 os.environ.setdefault("TYPER_USE_RICH", "0")  # plain help: importing rich for it took ~1 s of every cold start
-import typer  # noqa: E402
-from typer.core import TyperGroup  # noqa: E402
+import typer
+from typer.core import TyperGroup
 
-import vectrixdb  # noqa: E402
-from vectrixdb.errors import (AlreadyExists, BadInput, ChecksumMismatch, Corrupt, MissingExtra,  # noqa: E402
+import vectrixdb
+from vectrixdb.errors import (AlreadyExists, BadInput, ChecksumMismatch, Corrupt, MissingExtra,
                               NotFound, Refused, Unsupported, VectrixError)
 
 # Exit status by error kind, the first that matches (more specific kinds first). 0: done; 1: a
@@ -40,7 +40,7 @@ EXIT_CODES: tuple[tuple[type[VectrixError], int, str], ...] = (
 )
 
 
-def user_error(exc: BaseException) -> bool:
+def user_error(exc: BaseException) -> TypeGuard[VectrixError]:
     """A user's error (one line, its exit status) rather than a bug (a traceback)."""
     return isinstance(exc, VectrixError)
 
@@ -53,7 +53,7 @@ def exit_code(exc: VectrixError) -> int:
 class _Commands(TyperGroup):
     """The root command group: the one place where errors become messages."""
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]  # typer hands its own Context, a click one
         try:
             return super().invoke(ctx)
         except Exception as exc:
@@ -215,7 +215,7 @@ def compare_chunking_cmd(files: List[str] = typer.Argument(..., help="the origin
         raise BadInput("--cache keeps the chat model's answers: give --chat, --llm-cuts or --notes too")
     from vectrixdb.chunk_models import context_writer, llm_cutter
 
-    model_built = {name: False if given is False else make(writer) if given else None
+    model_built: dict[str, Any] = {name: False if given is False else make(writer) if given and writer else None
                    for name, given, make in (("cut_with", llm_cuts, llm_cutter), ("context_with", notes, context_writer))}
     report = compare_chunking(files, golden, budget=budget, techniques=technique or None, sizes=size or None,
                               headings=None if headings is None else [headings], chat=writer if chat else None,
@@ -296,7 +296,7 @@ def golden_label(name: str, questions: str = typer.Option(..., help="questions t
         raise AlreadyExists(f"{out} already exists; it may hold checked labels, so it is never written over")
     rows = load_questions(questions)
     proposals = suggest_expected(_open(name, path, as_), rows, k=k, by=by)
-    labelled = [replace(q, id=q.key(), expected=proposals[q.key()], draft=True) for q in rows]
+    labelled = [replace(q, id=q.key(), expected=tuple(proposals[q.key()]), draft=True) for q in rows]
     save_questions([q for q in labelled if q.expected], out)
     empty = sum(not q.expected for q in labelled)
     typer.echo(f"wrote {len(labelled) - empty} draft row(s) to {out}" + (f"; {empty} found nothing and were left out" if empty else ""))

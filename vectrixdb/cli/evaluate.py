@@ -210,7 +210,7 @@ def report_text(report) -> str:
              f"mrr@{report['depth']} {report['mrr']:.4f}; searched with {how}"]
     lines.append(f"{'k':>4}  {'recall':>22}  {'ndcg':>22}  {'precision':>9}  {'hit_rate':>8}")
     for k in ks:
-        cell = lambda family: _with_ci(report[family][k], (ci.get(family) or {}).get(k))  # noqa: E731
+        cell = lambda family, k=k: _with_ci(report[family][k], (ci.get(family) or {}).get(k))  # noqa: E731
         lines.append(f"{k:>4}  {cell('recall'):>22}  {cell('ndcg'):>22}  {report['precision'][k]:>9.4f}  "
                      f"{report['hit_rate'][k]:>8.4f}")
     for warning in report.get("warnings") or []:
@@ -226,7 +226,7 @@ def report_text(report) -> str:
     return "\n".join(lines)
 
 
-def aligned(header: list[str], rows: list[list[str]], right: set[int] = frozenset()) -> list[str]:
+def aligned(header: list[str], rows: list[list[str]], right: set[int] | frozenset[int] = frozenset()) -> list[str]:
     """Rows of text cells padded into columns two spaces apart; columns in `right` align right
     (numbers), the rest left. The last column is not padded, so no line ends in spaces."""
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]

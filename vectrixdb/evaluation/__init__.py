@@ -54,7 +54,7 @@ _EXPORTS = {  # public name -> the module it lives in
     "WritingConfig": "vectrixdb.evaluation.writing.config",
     "CompareConfig": "vectrixdb.evaluation.chunking.config",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = sorted(_EXPORTS)  # noqa: PLE0605 - the lazy exports' names, one list kept above
 
 
 def __getattr__(name: str):

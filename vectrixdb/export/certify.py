@@ -153,7 +153,7 @@ def compliance(report, sla: dict[str, dict[str, float]]) -> dict[str, Any]:
     verdict over the thresholds that apply to the run (those whose figure it has)."""
     got = figures(report)
     declared = _kind(report).sla  # the SLA names the kind lets apply; None: any whose figure it has
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, rule in sla.items():
         figure = resolve(name, got) if declared is None or name.split("@")[0] in declared else None
         text = " and ".join(f"{'≥' if k == 'min' else '≤'} {v:g}" for k, v in rule.items())

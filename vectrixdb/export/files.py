@@ -138,7 +138,7 @@ def miss_entries(report) -> list[dict[str, Any]]:
 
     out = []
     for miss in report.get("misses") or []:
-        lines = [f"question: {miss.get('question')}", f"expected: {views.fmt(miss.get('expected'))}; "
+        lines: list[Any] = [f"question: {miss.get('question')}", f"expected: {views.fmt(miss.get('expected'))}; "
                  f"first right result at rank {views.fmt(miss.get('first_right_rank'))}", "came back instead:"]
         lines += [{"label": f"{g.get('doc_id')} page {views.fmt(list(g.get('pages') or []))}:",
                    "markdown": excerpt(g.get("text") or "")} for g in miss.get("got") or []]  # drawn as Markdown
@@ -160,7 +160,7 @@ def evaluation_appendix(report) -> list[dict[str, Any]]:
         wrong = [j for j in q["judged"] if j["value"] is not None and j["value"] < 1]
         if not missed and not wrong:
             continue
-        lines = [f"question: {q['question']}"]
+        lines: list[Any] = [f"question: {q['question']}"]  # text, or {"label", "markdown"} drawn as Markdown
         for level in missed:
             lines.append(f"{level['name']}: missed {views.fmt(level['missed'])}; came back instead "
                          f"{views.fmt(level['instead'])}")

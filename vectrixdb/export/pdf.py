@@ -114,8 +114,9 @@ def grid(rows: list[list], st, widths=None, header=True, backgrounds=None) -> An
     cells = [[P(c, on(backgrounds[(j, i)], st["small"]) if (j, i) in backgrounds else st["small"])
               for j, c in enumerate(row)] for i, row in enumerate(rows)]
     table = Table(cells, colWidths=widths, repeatRows=1 if header else 0, hAlign="LEFT")
-    style = [("GRID", (0, 0), (-1, -1), 0.25, colors.HexColor("#c9ced8")), ("VALIGN", (0, 0), (-1, -1), "TOP"),
-             ("TOPPADDING", (0, 0), (-1, -1), 2), ("BOTTOMPADDING", (0, 0), (-1, -1), 2)]
+    style: list[tuple[Any, ...]] = [
+        ("GRID", (0, 0), (-1, -1), 0.25, colors.HexColor("#c9ced8")), ("VALIGN", (0, 0), (-1, -1), "TOP"),
+        ("TOPPADDING", (0, 0), (-1, -1), 2), ("BOTTOMPADDING", (0, 0), (-1, -1), 2)]
     if header:
         style.append(("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e6eaf2")))
     for (col, row), colour in backgrounds.items():

@@ -95,7 +95,7 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
         raise
     except PdfReadError as exc:
         raise BadInput(f"{where}: not a readable PDF ({exc})") from None
-    except Exception as exc:  # pypdf raises many kinds on broken files (ValueError, KeyError, RecursionError, ...)
+    except Exception as exc:  # noqa: BLE001 - pypdf raises many kinds on broken files (ValueError, KeyError, ...)
         raise BadInput(f"{where}: not a readable PDF ({type(exc).__name__}: {exc})") from None
     if not pages:
         raise BadInput(f"{where}: the PDF has no pages")
@@ -108,7 +108,7 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
     level = {s: min(i + 1, 3) for i, s in enumerate(heading_sizes)}
     texts = [_markdown(text, runs, body, level) for text, runs in pages]
     empty = [i + 1 for i, t in enumerate(texts) if not t.strip()]
-    notes = ()
+    notes: tuple[str, ...] = ()
     if empty:
         notes = (f"{len(empty)} of {len(texts)} pages have no text layer (scanned images?): pages {empty[:20]}",)
     return join_pages(doc_id, texts, source, notes)

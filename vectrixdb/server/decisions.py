@@ -76,7 +76,7 @@ def _retrieval_unjudged(report, k: int | None) -> dict[str, Any]:
         answered = int(frame[column].notna().sum()) if column in frame else None
         out["rows"].append({"what": f"top {at} by {report.get('by')}", "share": share, "questions": answered})
     column = f"unjudged@{k}"
-    if column in frame:
+    if k is not None and column in frame:
         for qid, share, got in zip(frame.index, frame[column], frame.get("retrieved", [None] * len(frame))):
             returned = min(k, len(got)) if isinstance(got, (list, tuple)) else None
             out["per_question"][str(qid)] = _text(share, returned, k, report.get("by"))

@@ -139,7 +139,7 @@ class Catalog:
                  parent.start if parent else None, parent.end if parent else None, text if text != c.text else "",
                  notes[i] if notes else ""),
             )
-            keys.append(cur.lastrowid)
+            keys.append(int(cur.lastrowid or 0))  # an INSERT's rowid (0 is never one; lastrowid is set here)
         return keys
 
     def insert_vectors(self, space: str, keys: Sequence[int], vecs: np.ndarray) -> None:

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vectrixdb.store.catalog import State
 
 log = logging.getLogger("vectrixdb")
 
@@ -10,7 +14,11 @@ class Derived:
     """A derived index: `load(state)` uses the saved file only when its stamp is exactly `state` and
     its checksums hold (`_read` says why not), else the caller rebuilds it from the catalog."""
 
-    state = None  # the catalog state the index in memory reflects
+    state: State | None = None  # the catalog state the index in memory reflects
+
+    @property
+    def where(self) -> str:  # each index names itself (its folder), for the log
+        return type(self).__name__
 
     @property
     def generation(self) -> int:

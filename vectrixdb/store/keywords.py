@@ -13,6 +13,7 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ class KeywordIndex(Derived):
     def __init__(self, folder: Path):
         self.folder = folder / "keywords"
         self.state: State | None = None  # the catalog state the index in memory reflects
-        self.model = None
+        self.model: Any = None  # a bm25s.BM25 (untyped)
         self.keys = np.zeros(0, np.uint64)
 
     def __repr__(self) -> str:
@@ -78,7 +79,7 @@ class KeywordIndex(Derived):
         try:
             keys = np.load(self.folder / "keys.npy")
             model = None if stamp["empty"] else bm25s.BM25.load(str(self.folder / "bm25"), show_progress=False)
-        except Exception as exc:  # the bytes are what was saved, so this is a bm25s/version mismatch
+        except Exception as exc:  # noqa: BLE001 - the bytes are what was saved: a bm25s/version mismatch, given as the reason
             return f"bm25s could not load it ({exc})"
         if model is not None and int(model.scores["num_docs"]) != len(keys):
             return f"it indexes {model.scores['num_docs']} chunks for {len(keys)} keys"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -76,7 +77,7 @@ class VectorIndex(Derived):
         self.index.reset()
         try:
             self.index.load(data)
-        except Exception as exc:  # the bytes are what was saved, so this is a usearch/version mismatch
+        except Exception as exc:  # noqa: BLE001 - the bytes are what was saved: a usearch/version mismatch, given as the reason
             self.index.reset()
             return f"usearch could not load it ({exc})"
         if len(self.index) != stamp.get("count"):
@@ -110,7 +111,7 @@ class VectorIndex(Derived):
             raise RuntimeError(f"{self}: nothing consistent to save")
         for stale in self.path.parent.glob(f".{self.path.name}.*.tmp"):  # left by a killed writer
             stale.unlink(missing_ok=True)
-        data = bytes(self.index.save())
+        data = bytes(cast(bytes, self.index.save()))  # with no path, save() returns the bytes
         replace_atomic(self.path, data)
         replace_atomic(self.stamp_path, self.state.stamp(sha256=digest(data), count=len(self.index), dim=self.dim))
 
@@ -139,7 +140,7 @@ class VectorIndex(Derived):
             top = top[np.lexsort((keys[top], -sims[top]))][:k]
             return keys[top], sims[top]
         breadth = search_breadth(n)
-        self.index.expansion_search = breadth
+        self.index.expansion_search = breadth  # type: ignore[misc]  # Index has the setter; mypy sees the getter only
         # always asked for at least `breadth` neighbours, so every k up to it gets the first k of one list
         found = self.index.search(query.astype(np.float32), min(max(k, breadth), n))
         keys, sims = np.asarray(found.keys, dtype=np.uint64), np.asarray(found.distances, dtype=np.float32) * -1 + 1

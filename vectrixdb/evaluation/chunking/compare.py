@@ -96,7 +96,7 @@ def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniq
             live.write(Report("chunking", {"best": None, "reason": f"the comparison stopped: {error}"}, None,
                               started=began), "failed", error=error)
         raise
-    if live:
+    if live and save_to:  # live only with save_to
         _finish(live, report, save_to)
     return report
 
@@ -184,7 +184,7 @@ def _compare(documents: Any, golden: Any, began: float, live: Any, *, budget: in
         values["decided_by"] = "answered right" if answer is not None else "found"
     else:  # the model gave no scorable answer at all: nothing decides, and the report says why
         values = {"best": None, "techniques": [], "pairs": {}, "alpha": alpha, "decided_by": None}
-    if scored is not None:
+    if scored is not None and model_cost is not None:  # answered() gives both
         values.update(unscored_values(builds, scored, model_cost, ranked))
     if model_cost is not None:
         values["model"] = model_cost

@@ -26,12 +26,13 @@ from __future__ import annotations
 from typing import Any
 
 from vectrixdb.errors import Refused, Unsupported
+from vectrixdb.roles import Answerer, ChatModel, Cutter, Embedder, Judge, NoteWriter
 
 MIDDLE = {"parent_child": 500}
 DEFAULT_MIDDLE = 1000
 
 
-def plan_model_builds(chat: Any, cut_with: Any, context_with: Any, late: Any, embedder: Any) -> tuple[dict, list]:
+def plan_model_builds(chat: ChatModel | None, cut_with: Cutter | bool | None, context_with: NoteWriter | bool | None, late: bool | None, embedder: Embedder) -> tuple[dict, list]:
     """What to build ({"llm": cutter, "notes": writer, "late": True}) and what is skipped, with why."""
     from vectrixdb.chunk_models import context_writer, llm_cutter
 
@@ -65,11 +66,13 @@ def plan_model_builds(chat: Any, cut_with: Any, context_with: Any, late: Any, em
 
 
 def model_builds(collections: dict[str, list], give: dict, techniques: list[str], sizes: list[int], headings: list[bool],
-                 embedder: Any, progress: bool = False) -> tuple[list, list, list]:
+                 embedder: Embedder, progress: bool = False) -> tuple[list, list, list]:
     """(builds, skipped, costs): the model-backed builds of `give`, each a chunking Build."""
     from vectrixdb.evaluation.chunking.builds import Build
 
-    builds, skipped, costs = [], [], []
+    builds: list = []
+    skipped: list[dict] = []
+    costs: list = []
     jobs = [("llm", size, h) for size in sizes for h in headings] if "llm" in give else []
     jobs += [(f"{t}+notes", MIDDLE.get(t, DEFAULT_MIDDLE), False) for t in techniques] if "contextual" in give else []
     jobs += [("late", DEFAULT_MIDDLE, False)] if "late" in give else []
@@ -102,7 +105,7 @@ def model_builds(collections: dict[str, list], give: dict, techniques: list[str]
     return builds, skipped, costs
 
 
-def answered(builds: list, handed: dict, assigned: list, collections: dict, answer: Any, judge: Any,
+def answered(builds: list, handed: dict, assigned: list, collections: dict, answer: Answerer, judge: Judge,
              threshold: float, progress: bool) -> tuple[dict, dict, dict]:
     """(right, scored, cost) per build and question: right is answered right; scored is whether the
     answer and its verdict both came back (one that did not counts as not right and is counted);
@@ -114,7 +117,10 @@ def answered(builds: list, handed: dict, assigned: list, collections: dict, answ
     from vectrixdb.evaluation.generation.reader import answered_right_why
 
     before = {"answer": _model_totals(answer), "judge": _model_totals(judge)}
-    right, scored, statuses, first = {}, {}, {}, None
+    right: dict = {}
+    scored: dict = {}
+    statuses: dict = {}
+    first = None
 
     def one(job):  # a question's answer from the handed text, then its verdict
         (q, name), spans = job

@@ -32,9 +32,10 @@ from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.generation.judges import BEDROCK_METRICS, as_judge, check_inputs, check_score, is_model, rubric
 from vectrixdb.evaluation.runs.report import Report, now
 from vectrixdb.evaluation.runs.stats import bootstrap_interval
+from vectrixdb.roles import Judge, Questions
 
 
-def judge_items(judge: Any, items: list[dict], metrics: Sequence[str], *, repeats: int = 1,
+def judge_items(judge: Judge, items: list[dict], metrics: Sequence[str], *, repeats: int = 1,
                 threshold: float = 0.5) -> list[dict]:
     """Judge every item (key, question, reference, answer, sources) on every metric, `repeats`
     times; one row per item with `<metric>`, `<metric> reason`, `<metric> outcome`, and with
@@ -100,7 +101,7 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return float(np.mean(kept)) if kept else None
 
 
-def answer_report(questions: Any, answers: dict[str, dict], judge: Any, *,
+def answer_report(questions: Questions, answers: dict[str, dict], judge: Judge, *,
                   metrics: Sequence[str] = BEDROCK_METRICS, repeats: int = 1, threshold: float = 0.5,
                   confidence: float = 0.95, save_to: str | None = None) -> Report:
     """Judge each question's answer on `metrics` (see the module docstring)."""
@@ -163,7 +164,7 @@ def _model_delta(judge: Any, before: dict | None) -> dict | None:
 def _minus(after: dict, before: dict) -> dict:
     """after - before, key by key and into nested counts (the writer's `statuses` are its totals
     since it was made, shared by every run that used it: a run reports only its own)."""
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in after.items():
         prior = before.get(key)
         if isinstance(value, dict):
@@ -176,7 +177,7 @@ def _minus(after: dict, before: dict) -> dict:
     return out
 
 
-def calibrate(judge: Any, labelled: Iterable[dict], *, threshold: float = 0.5, repeats: int = 1) -> Report:
+def calibrate(judge: Judge, labelled: Iterable[dict], *, threshold: float = 0.5, repeats: int = 1) -> Report:
     """Agreement between a judge and people: `labelled` rows hold metric, question, answer, human
     (0..1) and optionally reference and sources. Returns a report with kappa on pass/fail,
     quadratic-weighted kappa on a five-point scale, Spearman's rho, and one row per item."""
@@ -222,7 +223,7 @@ def calibrate(judge: Any, labelled: Iterable[dict], *, threshold: float = 0.5, r
     return Report("calibration", values, frame, started=started)
 
 
-def cohen_kappa(a: Sequence, b: Sequence, weights: str | None = None) -> float | None:
+def cohen_kappa(a: Sequence | np.ndarray, b: Sequence | np.ndarray, weights: str | None = None) -> float | None:
     """Cohen's kappa of two raters over the same items (quadratic weights on ordered labels when
     asked); None when it is undefined (every label the same for both)."""
     a, b = np.asarray(a), np.asarray(b)

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, TypeGuard
 
 from vectrixdb.errors import BadInput
+from vectrixdb.roles import ChatModel, Judge
 
 SCORE_SCHEMA = {
     "title": "verdict",
@@ -117,11 +118,12 @@ def check_inputs(metric: str, items: list[dict]) -> None:
                        f"{metric} out of metrics=")
 
 
-def is_model(judge: Any) -> bool:
+def is_model(judge: object) -> TypeGuard[ChatModel]:
+    """Whether `judge` is a chat model (an `ask` that can be called) rather than a function."""
     return hasattr(judge, "ask") and callable(judge.ask)
 
 
-def as_judge(judge: Any) -> Callable[..., Verdict]:
+def as_judge(judge: Judge) -> Callable[..., Verdict]:
     """A function (metric, question, reference, answer, sources, repeat=0) -> Verdict for any judge."""
     if is_model(judge):
         ask = lambda *args, repeat=0: _ask_model(judge, *args, repeat=repeat)  # noqa: E731
@@ -140,7 +142,7 @@ def as_judge(judge: Any) -> Callable[..., Verdict]:
 
 
 def _call(judge: Callable, metric: str, question: str, reference: str | None, answer: str, sources: list) -> Verdict:
-    got = judge(metric, question, reference, answer, sources)
+    got: Any = judge(metric, question, reference, answer, sources)  # a score, (score, reason) or a dict
     reason = None
     if isinstance(got, dict):
         got, reason = got.get("score"), got.get("reason")

@@ -14,22 +14,24 @@ import copy
 from typing import Any
 
 from vectrixdb.errors import Refused
+from vectrixdb.roles import ChatModel
 
 PROBE = [{"role": "user", "content": "Reply with the single word: ready"}]
 
 
-def check_answers(writer: Any, before: str) -> None:
+def check_answers(writer: ChatModel, before: str) -> None:
     """Raise Refused (naming the route and what came back) unless `writer` answers one small request.
     `before` says what the job would have done next, for the message. A writer without describe()
     (a stand-in with ask()) is not a chat service and is not checked."""
-    if not callable(getattr(writer, "describe", None)) or not callable(getattr(writer, "ask", None)):
+    describe = getattr(writer, "describe", None)
+    if not callable(describe) or not callable(getattr(writer, "ask", None)):
         return
-    probe = copy.copy(writer)
+    probe: Any = copy.copy(writer)  # a ChatWriter: its cache and retries are set on the copy
     if hasattr(probe, "cache"):
         probe.cache = None
     if isinstance(getattr(probe, "max_retries", None), int):  # one retry at most: a check, not the job
         probe.max_retries = min(probe.max_retries, 1)
-    where = writer.describe()
+    where = describe()
     first = f"the chat model {where.get('model')!r} at {where.get('route')} did not answer a one-word check {before}"
     try:
         outcome = probe.ask(PROBE, max_tokens=8)

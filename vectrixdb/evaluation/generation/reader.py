@@ -9,27 +9,28 @@ was cut off, ...) counts as not right and is counted under its outcome, never dr
 """
 from __future__ import annotations
 
-from typing import Any
-
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.generation.judges import as_judge, is_model
+from vectrixdb.roles import Answerer, Judge
 
 ANSWER_SCHEMA = {"title": "answer", "type": "object",
                  "properties": {"answer": {"type": "string", "maxLength": 600}}, "required": ["answer"],
                  "additionalProperties": False}
 
 
-def as_answerer(answer: Any):
+def as_answerer(answer: Answerer):
     """A function (question, context) -> (answer text or None, outcome, why it failed) for any answerer."""
     if is_model(answer):
         from vectrixdb.chat.prompt import DATA_NOTE, passage
+
+        model = answer
 
         def ask(question: str, context: str):
             messages = [{"role": "system", "content": "Answer the question from the context alone, in one or two "
                                                        "sentences; if the context does not say, answer that it does "
                                                        f"not say. Reply with JSON: answer. {DATA_NOTE}"},
                         {"role": "user", "content": passage(context, "context") + "\n\n" + passage(question, "question")}]
-            outcome = answer.ask(messages, ANSWER_SCHEMA, max_tokens=300)
+            outcome = model.ask(messages, ANSWER_SCHEMA, max_tokens=300)
             return (outcome.value["answer"], "ok", None) if outcome.ok else (None, outcome.status, outcome.reason)
         return ask
     if callable(answer):
@@ -42,14 +43,14 @@ def as_answerer(answer: Any):
     raise BadInput(f"answer must be a function (question, context) -> text or a ChatWriter, not {type(answer).__name__}")
 
 
-def answered_right(answer: Any, judge: Any, question: str, reference: str | None, context: str,
+def answered_right(answer: Answerer, judge: Judge, question: str, reference: str | None, context: str,
                    threshold: float = 0.5) -> tuple[bool, str]:
     """(right, outcome): outcome is ok, or the answer's or the verdict's failed status."""
     right, status, _ = answered_right_why(answer, judge, question, reference, context, threshold)
     return right, status
 
 
-def answered_right_why(answer: Any, judge: Any, question: str, reference: str | None, context: str,
+def answered_right_why(answer: Answerer, judge: Judge, question: str, reference: str | None, context: str,
                        threshold: float = 0.5) -> tuple[bool, str, str | None]:
     """answered_right with, for an outcome that is not ok, what the model or service said (else None)."""
     if not reference:
@@ -60,4 +61,4 @@ def answered_right_why(answer: Any, judge: Any, question: str, reference: str | 
     verdict = as_judge(judge)("correctness", question, reference, text, [context])
     if verdict.status != "ok":
         return False, f"verdict {verdict.status}", verdict.reason
-    return verdict.score >= threshold, "ok", None
+    return verdict.score is not None and verdict.score >= threshold, "ok", None  # an ok verdict has a score

@@ -46,6 +46,7 @@ import os
 from typing import Any
 
 from vectrixdb.errors import BadInput
+from vectrixdb.roles import Collection
 
 RAGAS_HINTS = ("synthesizer_name", "persona_name", "query_style", "query_length")
 MAX_RUN = 4  # a context is placed on at most this many consecutive pages before it counts as not found
@@ -189,7 +190,7 @@ class Locator:
     """Places context texts in a collection: word for word first, else by a search (module docstring).
     by="page" labels pages (a one-page document by itself), by="doc" documents."""
 
-    def __init__(self, db: Any, by: str = "page", **search: Any):
+    def __init__(self, db: Collection, by: str = "page", **search: Any):
         from vectrixdb.evaluation.golden.labels import normal
 
         if by not in ("page", "doc"):

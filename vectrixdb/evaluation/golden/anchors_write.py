@@ -26,6 +26,7 @@ import json
 from typing import Any, Iterable
 
 from vectrixdb.evaluation.golden.questions import Question, label_document, split_label
+from vectrixdb.roles import Collection
 
 
 def _contexts(q: Question, db: Any, kept: dict) -> list[str]:
@@ -58,7 +59,7 @@ def ours(q: Question) -> dict:
     return {k: v for k, v in q.to_json().items() if k in ("id", "expected", "evidence", "draft", "hint")}
 
 
-def ragas_rows(questions: Iterable[Question], db: Any = None) -> list[dict]:
+def ragas_rows(questions: Iterable[Question], db: Collection | None = None) -> list[dict]:
     """The ragas SingleTurnSample dicts (module docstring), vectrixdb's own fields beside them."""
     kept: dict = {}
     rows = []
@@ -70,7 +71,7 @@ def ragas_rows(questions: Iterable[Question], db: Any = None) -> list[dict]:
     return rows
 
 
-def deepeval_rows(questions: Iterable[Question], db: Any = None) -> list[dict]:
+def deepeval_rows(questions: Iterable[Question], db: Collection | None = None) -> list[dict]:
     """The DeepEval Golden dicts (module docstring)."""
     kept: dict = {}
     rows = []
@@ -83,13 +84,13 @@ def deepeval_rows(questions: Iterable[Question], db: Any = None) -> list[dict]:
     return rows
 
 
-def save_ragas(questions: Iterable[Question], path: str, db: Any = None) -> str:
+def save_ragas(questions: Iterable[Question], path: str, db: Collection | None = None) -> str:
     """Write questions as a ragas JSONL test set (module docstring); never over an existing file."""
     lines = [json.dumps(r, ensure_ascii=False) for r in ragas_rows(questions, db)]
     return _write(path, "\n".join(lines) + "\n" if lines else "")
 
 
-def save_deepeval(questions: Iterable[Question], path: str, db: Any = None) -> str:
+def save_deepeval(questions: Iterable[Question], path: str, db: Collection | None = None) -> str:
     """Write questions as DeepEval goldens, one JSON array (module docstring); never over an existing file."""
     return _write(path, json.dumps(deepeval_rows(questions, db), ensure_ascii=False, indent=4) + "\n")
 

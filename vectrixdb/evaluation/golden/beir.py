@@ -57,7 +57,7 @@ def load_beir(path_or_name: "str | Path | tuple | dict", split: str = "test", *,
                                "it is not the published corpus; pass verify=False to use a modified copy")
     documents = {}
     with open(folder / "corpus.jsonl", encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
+        for line in fh:
             if line.strip():
                 row = json.loads(line)
                 documents[str(row["_id"])] = (row.get("title", "") + " " + row.get("text", "")).strip()

@@ -6,13 +6,13 @@ questions.py's rows; so the row code never imports the readers back.
 """
 from __future__ import annotations
 
-from typing import Any
 
 from vectrixdb.errors import BadInput, BadType
 from vectrixdb.evaluation.golden.questions import Question, bedrock_problems, from_bedrock, is_bedrock
+from vectrixdb.roles import Collection, Questions
 
 
-def questions_of(golden: Any, db: Any = None) -> list[Question]:
+def questions_of(golden: Questions, db: Collection | None = None) -> list[Question]:
     """What every evaluation verb accepts: a golden file's path (checked with check_golden and
     refused with every error), or Questions as they are."""
     if isinstance(golden, (str, bytes)) or hasattr(golden, "__fspath__"):
@@ -26,7 +26,7 @@ def questions_of(golden: Any, db: Any = None) -> list[Question]:
     return out
 
 
-def load_questions(path: str, collection: Any = None, *, by: str = "page") -> list[Question]:
+def load_questions(path: str, collection: Collection | None = None, *, by: str = "page") -> list[Question]:
     """Questions from a golden file, a Bedrock prompt dataset (its rows come back unlabelled), a Vecta
     benchmark (JSON Lines or Vecta's CSV; foreign.py), a ragas test set or DeepEval goldens (their
     JSON Lines / JSON files; anchors.py says how each field is read).
@@ -42,7 +42,7 @@ def load_questions(path: str, collection: Any = None, *, by: str = "page") -> li
 
     locator = Locator(collection, by) if collection is not None else None
     out = []
-    for n, text, row in rows_of(path):
+    for n, _text, row in rows_of(path):
         if isinstance(row, ValueError):
             raise BadInput(f"{path}, line {n}: {row}") from None
         anchor = is_ragas(row) or is_deepeval(row)
@@ -58,10 +58,10 @@ def load_questions(path: str, collection: Any = None, *, by: str = "page") -> li
             out.append(from_bedrock(row, n))
         elif isinstance(row, dict):
             unlabelled = anchor and not row["expected"]  # until a collection places its contexts
-            problems = [] if is_template(row) or unlabelled else schema_findings(row, n)
-            if problems:
-                raise BadInput(f"{path}, line {n}{', ' + problems[0].field if problems[0].field else ''}: "
-                               f"{problems[0].message}")
+            findings = [] if is_template(row) or unlabelled else schema_findings(row, n)
+            if findings:
+                raise BadInput(f"{path}, line {n}{', ' + findings[0].field if findings[0].field else ''}: "
+                               f"{findings[0].message}")
             known = {k: row[k] for k in ("question", "reference", "expected", "id", "evidence", "hint", "draft") if k in row}
             if known.get("id") is not None:
                 known["id"] = str(known["id"])
@@ -76,6 +76,6 @@ def read_golden(path: str, db=None) -> list[Question]:
     from vectrixdb.evaluation.golden.schema import check_golden
 
     check = check_golden(path, db)
-    if not check.ok:
+    if not check.ok or check.golden is None:
         raise BadInput(check.summary())
     return check.golden

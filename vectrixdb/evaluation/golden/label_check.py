@@ -23,6 +23,7 @@ from typing import Any, Iterable, NamedTuple
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden.labels import chunks_of
 from vectrixdb.evaluation.golden.questions import CHUNK_LABEL, Question, anchor_problem, label_document, loose_page, split_label
+from vectrixdb.roles import Collection
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class LabelProblem(NamedTuple):
 class Held:
     """What a collection holds, read once: its document ids, page counts and chunk ids (lazily)."""
 
-    def __init__(self, db: Any):
+    def __init__(self, db: Collection):
         self.db = db
         self.name = getattr(db, "name", "the collection")
         self.docs = [d["doc_id"] for d in db.documents()]
@@ -78,7 +79,7 @@ class Held:
         return next(d for d in self.docs if d.casefold() == close[0]) if close else None
 
 
-def label_problems(questions: Iterable[Question], db: Any, held: Held | None = None) -> list[LabelProblem]:
+def label_problems(questions: Iterable[Question], db: Collection, held: Held | None = None) -> list[LabelProblem]:
     """Every label of the questions that names something the collection does not hold, with a
     did-you-mean where the collection holds something close."""
     held = held or Held(db)
@@ -145,7 +146,7 @@ def grade_conflicts(q: Question) -> list[str]:
     return out
 
 
-def refuse_bad_labels(questions: list[Question], db: Any = None) -> None:
+def refuse_bad_labels(questions: list[Question], db: Collection | None = None) -> None:
     """Raise BadInput listing every label that would be scored as a silent miss: a misspelt `#`
     page anchor always, and, given a collection, anything it does not hold (see above)."""
     held = Held(db) if db is not None else None
@@ -204,6 +205,6 @@ def expected_pages(q: Question) -> dict[str, set[int] | None]:
         doc, page = split_label(label)
         if page is None:
             out[doc] = None
-        elif out.get(doc, set()) is not None:
-            out.setdefault(doc, set()).add(page)
+        elif (pages := out.setdefault(doc, set())) is not None:
+            pages.add(page)
     return out

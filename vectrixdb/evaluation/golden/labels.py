@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from vectrixdb.errors import BadType
 from vectrixdb.evaluation.golden.questions import Question, label_document, split_label
+from vectrixdb.roles import Collection
 
 GRAINS = ("doc", "page", "chunk", "evidence")
 
@@ -47,9 +48,9 @@ def as_result(item: Any, rank: int) -> Result:
             doc = doc.rsplit("::", 1)[0]
         return Result(item, doc, () if page is None else (page,), "", None)
     if isinstance(item, dict):
-        doc = item.get("doc_id") or item.get("id") or item.get("document") or item.get("chunk_id")
+        named = item.get("doc_id") or item.get("id") or item.get("document") or item.get("chunk_id")
         pages = item.get("pages") or ((item["page"],) if item.get("page") is not None else ())
-        return Result(str(item.get("chunk_id") or doc), str(doc), tuple(int(p) for p in pages), item.get("text") or "",
+        return Result(str(item.get("chunk_id") or named), str(named), tuple(int(p) for p in pages), item.get("text") or "",
                       item.get("score"))
     if hasattr(item, "chunk_id") and hasattr(item, "doc_id"):  # a vectrixdb Hit
         return Result(item.chunk_id, item.doc_id, tuple(item.pages), item.text, item.score)
@@ -81,7 +82,7 @@ def distinct(results: list[Result]) -> tuple[list[Result], int]:
     return out, len(results) - len(out)
 
 
-def chunks_of(db: Any, doc_ids: list[str]) -> list[dict]:
+def chunks_of(db: Collection, doc_ids: list[str]) -> list[dict]:
     """db.chunks narrowed to some documents (a principal's view lists its visible ones only)."""
     try:
         return db.chunks(doc_ids)
@@ -89,7 +90,7 @@ def chunks_of(db: Any, doc_ids: list[str]) -> list[dict]:
         return [c for c in db.chunks() if c["doc_id"] in doc_ids]
 
 
-def with_pages(results: list[list[Result]], db: Any) -> list[list[Result]]:
+def with_pages(results: list[list[Result]], db: Collection) -> list[list[Result]]:
     """Results that came as bare vectrixdb chunk ids (`doc::n`) take their pages and text from the
     collection, so they earn page and evidence credit as the hits would."""
     from vectrixdb.evaluation.golden.questions import CHUNK_LABEL

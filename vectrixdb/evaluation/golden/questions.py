@@ -13,11 +13,12 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Generator, Iterable, Mapping
 
 import numpy as np
 
 from vectrixdb.errors import BadInput
+from vectrixdb.roles import Questions, Retriever
 
 PAGE_LABEL = re.compile(r"^(?P<doc>.+)#page=(?P<page>[1-9][0-9]*)$")
 
@@ -33,6 +34,12 @@ class Question:
     draft: bool = False
     line: int | None = field(default=None, compare=False, repr=False)  # where it was read from
     grades: tuple[float, ...] = ()  # one per expected entry; empty means 1 for each
+
+    if TYPE_CHECKING:  # what __init__ takes: __post_init__ makes tuples of a list, a {label: grade} dict, one string
+        def __init__(self, question: str, reference: str | None = None,
+                     expected: str | Iterable[str] | Mapping[str, float] = (), id: str | None = None,
+                     evidence: str | Iterable[str] = (), hint: str | None = None, draft: bool = False,
+                     line: int | None = None, grades: Iterable[float] = ()) -> None: ...
 
     def __post_init__(self):
         expected = self.expected
@@ -87,7 +94,7 @@ def _number(grade: float) -> int | float:
     return int(grade) if float(grade).is_integer() else grade
 
 
-def provenance(golden: Any, questions: Iterable[Question], target: Any = None) -> dict[str, Any]:
+def provenance(golden: Questions, questions: Iterable[Question], target: Retriever | None = None) -> dict[str, Any]:
     """What a report was measured on, kept in its report.json and shown in the dashboard and PDF:
     the golden file with the SHA-256 of its bytes (when a path was given), a SHA-256 of the questions
     themselves (the same for a file and the Questions read from it, so two runs can be told to have
@@ -100,15 +107,15 @@ def provenance(golden: Any, questions: Iterable[Question], target: Any = None) -
 
     rows = json.dumps([q.to_json() for q in questions], sort_keys=True, ensure_ascii=False, default=str)
     out: dict[str, Any] = {"questions_sha256": hashlib.sha256(rows.encode("utf-8")).hexdigest()}
-    if isinstance(golden, (str, bytes)) or hasattr(golden, "__fspath__"):
+    if isinstance(golden, (str, bytes, os.PathLike)):
         path = os.fsdecode(golden)
         path = path if io.is_remote(path) else str(Path(path).resolve())
         out.update({"golden": path, "golden_sha256": hashlib.sha256(io.read_bytes(path)).hexdigest()})
-    spaces = getattr(target, "spaces", None)
-    if isinstance(getattr(target, "name", None), str) and isinstance(spaces, dict):
-        out["collection"] = target.name
+    spaces, name, info = getattr(target, "spaces", None), getattr(target, "name", None), getattr(target, "info", None)
+    if isinstance(name, str) and isinstance(spaces, dict):
+        out["collection"] = name
         out["embedding_model"] = {space: (s or {}).get("model") for space, s in spaces.items()}
-        generation = target.info().get("generation") if callable(getattr(target, "info", None)) else None
+        generation = info().get("generation") if callable(info) else None
         if generation is not None:
             out["collection_generation"] = generation
     return out
@@ -223,7 +230,12 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict:
     row = DuplicateKeys(pairs)
     if len(row) != len(pairs):
         seen: set[str] = set()
-        row.duplicates = tuple(dict.fromkeys(k for k, _ in pairs if k in seen or seen.add(k)))
+        again = []
+        for k, _ in pairs:
+            if k in seen:
+                again.append(k)
+            seen.add(k)
+        row.duplicates = tuple(dict.fromkeys(again))
     return row
 
 
@@ -241,7 +253,7 @@ def parse_row(text: str) -> Any:
         raise BadInput(f"cannot read a value: {exc}") from None
 
 
-def iter_rows(path: str, problems: list | None = None) -> Iterator[tuple[int, str]]:
+def iter_rows(path: str, problems: list | None = None) -> Generator[tuple[int, str], None, None]:
     """(line number, text) of each non-blank line, streamed: a BOM and CRLF ends are accepted;
     bytes that are not UTF-8 are an error naming the line (appended to `problems` when given,
     and the line skipped, so a check can go on to find the rest)."""

@@ -30,6 +30,7 @@ from typing import Any
 from vectrixdb.evaluation.golden.foreign import foreign_row, is_foreign, rows_of
 from vectrixdb.evaluation.golden.label_check import Finding  # defined below schema.py, handed out here too
 from vectrixdb.evaluation.golden.questions import Question, anchor_problem, bedrock_problems, from_bedrock, is_bedrock, loose_page, split_label
+from vectrixdb.roles import Collection
 
 
 @lru_cache(maxsize=1)
@@ -135,7 +136,7 @@ def _label_message(label: Any, held: Any = None) -> str:
     return f"{label!r} is not a document id, doc_id#page=N with N from 1, or a chunk id doc_id::n"
 
 
-def check_golden(path: str, db: Any = None) -> GoldenCheck:
+def check_golden(path: str, db: Collection | None = None) -> GoldenCheck:
     """Check a golden file (a path, s3:// or Blob address) and, given a collection, its labels."""
     check = GoldenCheck(str(path))
     if db is not None:
@@ -221,8 +222,8 @@ def check_golden(path: str, db: Any = None) -> GoldenCheck:
         from vectrixdb.evaluation.golden.label_check import evidence_findings, label_problems
 
         # every row's labels, grade 0 included: a label judged not relevant names what the collection holds too
-        problems = label_problems(questions, db, held)
-        outside = [Finding(p.question.line, "expected", "error", p.message) for p in problems]
+        unheld = label_problems(questions, db, held)
+        outside = [Finding(p.question.line, "expected", "error", p.message) for p in unheld]
         check.outside = len({f.line for f in outside} & {q.line for q in ready})
         check.findings += outside
         check.findings += evidence_findings(ready, db)

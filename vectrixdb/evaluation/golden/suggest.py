@@ -11,17 +11,17 @@ score one: nothing is applied, a person keeps the right proposals.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
+import os
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden.questions import Question
+from vectrixdb.roles import Collection, Questions, Searchable
 
 SOURCES = ("joined", "both", "reference", "question")
 FUSE_DEPTH = 10  # each search of a fusion is this deep (or k, when larger) before the two are fused
 
 
-def suggest_expected(db: Any, questions: Any, *, k: int = 3, by: str = "doc", relative: float = 0.8,
+def suggest_expected(db: Collection, questions: Questions, *, k: int = 3, by: str = "doc", relative: float = 0.8,
                      using: str = "joined", **search) -> dict[str, list[str]]:
     """{question id: proposed expected entries}, best first; by="page" proposes `doc#page=N`.
 
@@ -37,7 +37,8 @@ def suggest_expected(db: Any, questions: Any, *, k: int = 3, by: str = "doc", re
     if by not in ("doc", "page"):
         raise BadInput(f"by must be 'doc' or 'page', not {by!r}")
     # unlabelled rows are what this is for, so a file is loaded, not held to check_golden
-    questions = load_questions(str(questions)) if isinstance(questions, (str, Path)) else list(questions)
+    questions = (load_questions(os.fsdecode(questions)) if isinstance(questions, (str, os.PathLike))
+                 else [questions] if isinstance(questions, Question) else list(questions))
     out: dict[str, list[str]] = {}
     for q in questions:
         labels: list[str] = []
@@ -51,7 +52,7 @@ def suggest_expected(db: Any, questions: Any, *, k: int = 3, by: str = "doc", re
     return out
 
 
-def ranked(db: Any, q: Question, k: int, using: str = "joined", **search) -> list:
+def ranked(db: Searchable, q: Question, k: int, using: str = "joined", **search) -> list:
     """The hits a suggestion is drawn from: the first k of the search (or fusion) `using` names."""
     from vectrixdb.search import fuse
 
@@ -81,7 +82,7 @@ def ranked(db: Any, q: Question, k: int, using: str = "joined", **search) -> lis
             for rank, (key, score) in enumerate(fused, start=1)]
 
 
-def suggest_with_passages(db: Any, questions: list[Question], *, k: int = 3, using: str = "joined",
+def suggest_with_passages(db: Collection, questions: list[Question], *, k: int = 3, using: str = "joined",
                           **search) -> list[dict]:
     """For the review widget: each question with its proposals and the passage that matched."""
     rows = []

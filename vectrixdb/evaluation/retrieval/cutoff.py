@@ -31,6 +31,7 @@ from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden.questions import Question, provenance, split_label
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.runs.report import Report, now
+from vectrixdb.roles import Collection, Questions
 
 MIN_EACH = 5
 TABLE_ROWS = 15
@@ -53,7 +54,7 @@ def rates(answers: np.ndarray, misses: np.ndarray, t: float) -> dict[str, float 
             "answers_kept": float(kept / len(answers)), "near_misses_declined": float(1 - passed / len(misses))}
 
 
-def answer_cutoff(db: Any, questions: Any, unanswerable: Iterable[str | Question] = (), *,
+def answer_cutoff(db: Collection, questions: Questions, unanswerable: Iterable[str | Question] = (), *,
                   measure: str = "similarity", by: str = "page", confidence: float = 0.95, n_resamples: int = 2000,
                   seed: int = 0, **search) -> Report:
     """The cut-off (see the module docstring). by="page" judges a top result by the labels as given
@@ -103,6 +104,7 @@ def answer_cutoff(db: Any, questions: Any, unanswerable: Iterable[str | Question
                    "rule": "largest answers_kept + near_misses_declined - 1 (Youden); ties to the stricter"})
     values["separation_ci"] = _bootstrap(lambda a, m: separation(a, m), answers, misses, confidence, n_resamples, seed)
     t = chosen["cutoff"]
+    assert t is not None  # rates() always sets the cutoff
     values["chosen_ci"] = {
         "answers_kept": _bootstrap(lambda a: float((a >= t).mean()), answers, None, confidence, n_resamples, seed),
         "near_misses_declined": _bootstrap(lambda m: float((m < t).mean()), misses, None, confidence, n_resamples, seed),
@@ -144,7 +146,7 @@ def _bootstrap(statistic, first, second, confidence, n_resamples, seed) -> list[
 def _condense(table: list[dict], best: int) -> list[dict]:
     """At most TABLE_ROWS rows spread over the candidates by quantile, always with the chosen one."""
     if len(table) <= TABLE_ROWS:
-        picks = range(len(table))
+        picks = list(range(len(table)))
     else:
         picks = sorted({*np.linspace(0, len(table) - 1, TABLE_ROWS - 1).round().astype(int).tolist(), best})
     return [{**table[i], "chosen": i == best} for i in picks]

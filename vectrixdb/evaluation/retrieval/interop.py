@@ -176,7 +176,7 @@ def from_ir_measures(records: Iterable[Any]) -> dict:
     for r in records:
         value = getattr(r, "score", None)
         if value is None:
-            value = getattr(r, "relevance")
+            value = r.relevance
         out.setdefault(str(r.query_id), {})[str(r.doc_id)] = value
     return out
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 from operator import itemgetter
+from typing import cast
 
 import numpy as np
 
@@ -142,7 +143,7 @@ def metric_table(run: dict[str, list[str] | dict[str, float]], qrels: dict[str, 
         else:
             unlabelled.append(q)
     if ids and all(type(r) is dict for r in runs) and SPARSE.computes(parsed):
-        values = SPARSE.compute(_relevant_ranks(runs, judged, ids), parsed)
+        values = SPARSE.compute(_relevant_ranks(cast("list[dict]", runs), judged, ids), parsed)
     else:
         rankings = [_ranked(r, q) for q, r in zip(ids, runs)]
         depth = max([m.k for m in parsed if m.k] + [1])

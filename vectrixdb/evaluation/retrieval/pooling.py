@@ -29,6 +29,7 @@ from vectrixdb.evaluation.golden import labels as L
 from vectrixdb.evaluation.golden.questions import Question, label_document, provenance, split_label
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.runs.report import KINDS, Kind, Report, now, register
+from vectrixdb.roles import Collection, Questions
 
 DEPTH = 10
 if "pool" not in KINDS:  # report.py registers it, so that a saved pool loads before this module is imported
@@ -36,8 +37,8 @@ if "pool" not in KINDS:  # report.py registers it, so that a saved pool loads be
 GRAINS = ("doc", "page", "chunk")
 
 
-def pool(runs: Mapping[str, Any], questions: Any, *, depth: int = DEPTH, by: str = "doc",
-         collection: Any = None) -> Report:
+def pool(runs: Mapping[str, Any], questions: Questions, *, depth: int = DEPTH, by: str = "doc",
+         collection: Collection | None = None) -> Report:
     """The unjudged results in the top `depth` of each run, one row per (question, result):
     `found_by` (run names, best rank first), `runs` (how many), `best_rank` and `ranks`."""
     import pandas as pd
@@ -69,8 +70,8 @@ def pool(runs: Mapping[str, Any], questions: Any, *, depth: int = DEPTH, by: str
         contributed[str(name)] = mine
     order = {q.key(): i for i, q in enumerate(questions)}
     text = {q.key(): q.question for q in questions}
-    rows = [{"id": key, "question": text[key], "label": label,
-             "found_by": sorted(ranks, key=ranks.get), "runs": len(ranks), "best_rank": min(ranks.values()),
+    rows: list[dict[str, Any]] = [{"id": key, "question": text[key], "label": label,
+             "found_by": sorted(ranks, key=lambda run: ranks[run]), "runs": len(ranks), "best_rank": min(ranks.values()),
              "ranks": dict(sorted(ranks.items(), key=lambda kv: kv[1]))}
             for (key, label), ranks in found.items()]
     rows.sort(key=lambda r: (-r["runs"], r["best_rank"], order[r["id"]], r["label"]))
@@ -141,7 +142,7 @@ def _labels(results: list[L.Result], by: str) -> list[str]:
     return list(dict.fromkeys(f"{r.doc_id}#page={p}" for r in results for p in r.pages))
 
 
-def review_rows(report: Report, questions: Any, db: Any = None) -> list[dict]:
+def review_rows(report: Report, questions: Questions, db: Collection | None = None) -> list[dict]:
     """The pooled results as LabelReview rows (one per question, its pooled labels in pool order;
     `score` is the share of the runs that found each; `text` the page, chunk or document opening
     from `db` when given)."""
@@ -170,7 +171,7 @@ def _text(db: Any, label: str) -> str:
     return next((document.markdown[p.start:p.end] for p in document.pages if p.number == page), "")
 
 
-def review(report: Report, db: Any, questions: Any, *, autosave: str | None = None):
+def review(report: Report, db: Collection, questions: Questions, *, autosave: str | None = None):
     """A LabelReview over the pooled results (accept what is relevant, reject the rest); turn its
     decisions into labels with merge()."""
     from vectrixdb.widgets import LabelReview
@@ -182,7 +183,7 @@ def review(report: Report, db: Any, questions: Any, *, autosave: str | None = No
     return widget
 
 
-def merge(widget: Any, questions: Any) -> list[Question]:
+def merge(widget: Any, questions: Questions) -> list[Question]:
     """Questions with a review's decisions added as graded labels: the labels a person kept grade
     1, the row's other pooled labels grade 0 (judged not relevant); a rejected row grades all of
     them 0; an undecided row adds nothing. A label the row already grades keeps its grade."""
@@ -196,12 +197,11 @@ def merge(widget: Any, questions: Any) -> list[Question]:
         graded = dict(q.graded())
         for label in [*kept, *(s["label"] for s in row["suggestions"])]:
             graded.setdefault(label, 1.0 if label in kept else 0.0)
-        out.append(replace(q, id=q.id or q.key(), expected={label: _number(g) for label, g in graded.items()},
-                           grades=(), draft=False))
+        out.append(replace(q, id=q.id or q.key(), expected=tuple(graded), grades=tuple(graded.values()), draft=False))
     return out
 
 
-def draft_rows(report: Report, questions: Any) -> list[Question]:
+def draft_rows(report: Report, questions: Questions) -> list[Question]:
     """Each question with pooled results, its pooled labels added at grade 1 and `draft: true`
     (nobody has judged them yet: check_golden notes drafts, reports warn of them)."""
     pooled: dict[str, list[str]] = {}
@@ -213,14 +213,9 @@ def draft_rows(report: Report, questions: Any) -> list[Question]:
             graded = dict(q.graded())
             for label in pooled[q.key()]:
                 graded.setdefault(label, 1.0)
-            q = replace(q, id=q.id or q.key(), expected={label: _number(g) for label, g in graded.items()}, grades=(),
-                        draft=True)
+            q = replace(q, id=q.id or q.key(), expected=tuple(graded), grades=tuple(graded.values()), draft=True)
         out.append(q)
     return out
-
-
-def _number(grade: float) -> int | float:
-    return int(grade) if float(grade).is_integer() else grade
 
 
 def pool_plot(report: Report, ax=None):

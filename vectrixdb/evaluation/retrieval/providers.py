@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -203,7 +203,8 @@ def bpref(j: Judged, k):
     found = j.found[:, :held.shape[1]]
     nonrel = held == 1
     above = np.cumsum(nonrel, axis=1) - nonrel  # judged non-relevant results ranked above each one
-    r, cap = j.n_rel[:, None], np.minimum(j.n_nonrel, j.n_rel)[:, None]
+    n_nonrel = cast(np.ndarray, j.n_nonrel)  # _holes refused None
+    r, cap = j.n_rel[:, None], np.minimum(n_nonrel, j.n_rel)[:, None]
     term = 1.0 - np.divide(np.minimum(above, r), cap, out=np.zeros(above.shape), where=cap > 0)
     return np.divide((found * term).sum(axis=1), j.n_rel, out=np.zeros(len(j.n_rel)), where=j.n_rel > 0)
 

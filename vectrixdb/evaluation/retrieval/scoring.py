@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeGuard
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from vectrixdb.evaluation.golden.label_check import refuse_bad_labels
 from vectrixdb.evaluation.retrieval.metrics import Measure, compute, judge
 from vectrixdb.evaluation.runs.report import Report, now, set_name
 from vectrixdb.evaluation.runs.stats import bootstrap_interval
+from vectrixdb.roles import Collection, Questions, Reranker, Retriever
 
 DEPTH = 100
 DEPTH_FACTOR = 3
@@ -60,9 +61,9 @@ def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
     raise BadType(f"target must be a Vectrix or a callable query -> results, not {type(target).__name__}")
 
 
-def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3, 5, 10),
+def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] | int = (1, 3, 5, 10),
                      by: str = "doc", *, depth: int = DEPTH, save_to: str | None = None, progress: bool = False,
-                     confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, collection: Any = None,
+                     confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, collection: Collection | None = None,
                      **search) -> Report:
     """recall@k, precision@k, f1@k, ndcg@k, hit_rate@k and mrr (reciprocal rank to `depth`) over the
     labelled questions (a golden file's path or Questions), with 95% intervals, a per-question
@@ -102,8 +103,8 @@ def retrieval_report(target: Any, questions: Any, k: Sequence[int] | int = (1, 3
         raw = run(q.question, depth * (DEPTH_FACTOR if by == "doc" else 1))
         latency.append((time.perf_counter() - start) * 1000)
         results.append([L.as_result(r, i + 1) for i, r in enumerate(raw)])
-    results, repeats = zip(*(L.distinct(res) for res in results))
-    results = L.with_pages(list(results), held) if held is not None else list(results)
+    distinct, repeats = zip(*(L.distinct(res) for res in results))
+    results = L.with_pages(list(distinct), held) if held is not None else list(distinct)
     results, notes = _match_file_names(scored, results)
     values["warnings"] += notes + _result_warnings(scored, results, sum(repeats), by, held)
     if by == "chunk" and all(r.chunk_id == r.doc_id for res in results for r in res):
@@ -144,7 +145,7 @@ NEEDS_PAGES = ("page level needs pages: return hits or give the collection (coll
                "page, so no page label can be found and page figures are left undefined, not 0")
 
 
-def _is_collection(target: Any) -> bool:
+def _is_collection(target: object) -> TypeGuard[Collection]:
     return hasattr(target, "documents") and hasattr(target, "document") and hasattr(target, "chunks")
 
 
@@ -172,7 +173,7 @@ def _load_model(target: Any, search: dict) -> None:
     if callable(embedder) and search.get("mode", "dense") != "keyword":
         try:
             getattr(embedder(search.get("vectors") or "default"), "model", None)
-        except Exception:  # noqa: BLE001 - an unknown space is search()'s error to give, with its message
+        except Exception:  # noqa: BLE001, S110 - an unknown space is search()'s error to give, with its message
             pass
 
 
@@ -234,8 +235,11 @@ def _match_warnings(scored, results, judged, by: str) -> list[str]:
             f"(e.g. retrieved {shown!r}, expected {scored[0].expected[0]!r})"]
 
 
-def _unjudged(held: np.ndarray, k: int) -> float | None:
-    """The share of all questions' top-k results that no label judges; None when none was returned."""
+def _unjudged(held: np.ndarray | None, k: int) -> float | None:
+    """The share of all questions' top-k results that no label judges; None when none was returned
+    (or the results were not judged with their grade-0 labels)."""
+    if held is None:
+        return None
     top = held[:, :k]
     returned = int((top >= 0).sum())
     return float((top == 0).sum() / returned) if returned else None
@@ -295,8 +299,8 @@ def _frame(scored, results, per_q, per_levels, first, latency, by, k):
     return pd.DataFrame(rows).set_index("id")
 
 
-def evaluate(db: Any, questions: Any, *, k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
-             modes: Sequence[str] = ("dense", "keyword", "hybrid"), rerank: Sequence[Any] = (),
+def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
+             modes: Sequence[str] = ("dense", "keyword", "hybrid"), rerank: Sequence[Reranker] = (),
              vectors: Sequence[str] | None = None, depth: int = DEPTH, save_to: str | None = None,
              progress: bool = True) -> Report:
     """Every way the collection can be searched, side by side: modes x rerankers (none, plus those
@@ -326,7 +330,7 @@ def evaluate(db: Any, questions: Any, *, k: Sequence[int] | int = (1, 3, 5, 10),
     rows, reports = [], []
     quality, top = f"ndcg@{ks[-1]}", ks[-1]
     for setup in setups:
-        options = {key: v for key, v in setup.items() if v is not None}
+        options: dict[str, Any] = {key: v for key, v in setup.items() if v is not None}
         rep = retrieval_report(db, questions, ks, by, depth=depth, progress=progress, **options)
         reports.append(rep)
         if rep["ndcg"] is None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from vectrixdb.evaluation.runs.report import Report
+from vectrixdb.roles import EmbeddingModel, Questions
 
 
 def read_documents(documents: Any) -> list:
@@ -30,10 +31,10 @@ def read_documents(documents: Any) -> list:
     return [read(str(p) if isinstance(p, Path) else p) for p in documents]
 
 
-def sweep(documents: Any, questions: Any, *, chunk: Sequence[str] = ("recursive",),
+def sweep(documents: Any, questions: Questions, *, chunk: Sequence[str] = ("recursive",),
           chunk_size: Sequence[int] = (1000,), embed_heading: Sequence[bool] = (False,),
           search: Sequence[dict] = ({"mode": "dense"},), k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
-          model: Any = None, executor: str = "local", progress: bool = True) -> Report:
+          model: EmbeddingModel = None, executor: str = "local", progress: bool = True) -> Report:
     """Build every (chunk, chunk_size, embed_heading) in a scratch folder and ask every question with
     each search setting. Each build is a cell (vectrixdb.executors): executor="ray" spreads them over
     a Ray cluster with the same rows, and a sweep that stopped redoes only the builds it had not
@@ -92,7 +93,7 @@ def document_digest(docs: list) -> str:
                    for d in docs])
 
 
-def build_cell(settings: dict, docs: list, questions: list, model: Any) -> list[dict]:
+def build_cell(settings: dict, docs: list, questions: list, model: EmbeddingModel) -> list[dict]:
     """One build of a sweep, in a scratch folder: its rows, one per search setting."""
     from vectrixdb.collection import Vectrix
     from vectrixdb.evaluation.retrieval.scoring import retrieval_report

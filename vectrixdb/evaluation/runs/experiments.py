@@ -121,7 +121,7 @@ def _judge(rows: list[dict], tests: list[SignFlip], alpha: float) -> None:
             row["verdict"] = "better" if row["difference"] > 0 else "worse"
         elif row["wins"] == row["losses"] == 0:
             row["verdict"] = "no difference"
-        elif row["p_value"] < level:  # its own step rejects, an earlier one did not
+        elif stopped_at is not None and row["p_value"] < level:  # its own step rejects, an earlier one did not
             row["verdict"] = f"could be luck (Holm stopped at {rows[stopped_at]['measure']})"
         else:
             row["verdict"] = "could be luck"

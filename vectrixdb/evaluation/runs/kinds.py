@@ -45,7 +45,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Union
 
-from vectrixdb.errors import BadInput
+from vectrixdb.errors import BadInput, BadType
 
 Hook = Union[Callable[..., Any], str, None]
 HEADER = "header.json"
@@ -149,7 +149,9 @@ def call(hook: Hook, *args: Any) -> Any:
     """Call a hook given as a callable or as "module:function"."""
     if isinstance(hook, str):
         module, function = hook.split(":")
-        hook = getattr(importlib.import_module(module), function)
+        return getattr(importlib.import_module(module), function)(*args)
+    if hook is None:
+        raise BadType("this kind declares no such hook: nothing to call")
     return hook(*args)
 
 

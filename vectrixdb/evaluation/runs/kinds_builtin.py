@@ -67,7 +67,8 @@ def ppi_headline(values: dict) -> dict[str, Any]:
     out = standard_headline(values)
     if "width_ratio" in values and "estimate" in values:
         metric = values.get("metric") or "mean verdict"
-        ci = values.get("ci") if isinstance(values.get("ci"), list) and len(values["ci"]) == 2 else [None, None]
+        given = values.get("ci")
+        ci = given if isinstance(given, list) and len(given) == 2 else [None, None]
         out.update({f"{metric} (PPI)": values["estimate"], "PPI low": ci[0], "PPI high": ci[1]})
     return out
 
@@ -138,7 +139,7 @@ def evaluation_words(values: dict) -> str:
 
 def _builtins() -> None:
     p = "vectrixdb.plotting:"
-    chunking = dict(section="_chunking.html", view="vectrixdb.server.views:chunking_view",
+    chunking: dict[str, Any] = dict(section="_chunking.html", view="vectrixdb.server.views:chunking_view",
                     certificate="vectrixdb.export.files:chunking_tables", appendix="vectrixdb.export.files:chunking_appendix",
                     check="vectrixdb.evaluation.runs.saved:check_builds")
     for kind in (

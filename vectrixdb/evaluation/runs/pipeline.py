@@ -39,6 +39,7 @@ from vectrixdb.evaluation.golden.questions import Question, provenance, split_la
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.generation.judges import GENERATION_METRICS
 from vectrixdb.evaluation.runs.report import SET_FIGURES, Report, now, set_name, set_names_at
+from vectrixdb.roles import Judge, Questions
 
 TYPES = {"retrieval": "Retrieval", "generation": "Generation", "rag": "RAG"}
 PASSAGE_CHARS = 300  # how much of each returned passage a run keeps for its drill-down
@@ -57,7 +58,7 @@ def type_of(returned: Any) -> str:
                    f"not {type(returned).__name__}")
 
 
-def run_evaluation(system: Callable[[str], Any], questions: Any, *, judge: Any = None, k: int = 10,
+def run_evaluation(system: Callable[[str], Any], questions: Questions, *, judge: Judge | None = None, k: int = 10,
                    save_to: str | None = None, name: str | None = None, confidence: float = 0.95,
                    executor: str = "local") -> Report:
     """Evaluate `system` on the questions (a golden path or Questions); see the module docstring.
@@ -197,7 +198,8 @@ def progress_values(values: dict, records: list[dict], *, intervals: bool = Fals
     if state["kind"] in ("retrieval", "rag"):
         out["levels"] = {level: _means(state["rows"], level, values.get("k")) for level in ("doc", "page", "chunk")}
     if state["kind"] in ("generation", "rag"):
-        confidence = values.get("confidence") if isinstance(values.get("confidence"), float) else 0.95
+        given = values.get("confidence")
+        confidence = given if isinstance(given, float) else 0.95
         if intervals:
             summary = summarize(state["judged"], GENERATION_METRICS, repeats=1, confidence=confidence)
             out.update({"metrics": summary["metrics"], "ci": summary["ci"], "outcomes": summary["outcomes"]})
@@ -221,14 +223,14 @@ def progress_report(report: Report, records: list[dict]) -> Report:
 
 def _state(values: dict, records: list[dict]) -> dict[str, Any]:
     """The loop's state again from logged records (null back to NaN where the loop kept NaN)."""
-    kind = {v: k for k, v in TYPES.items()}.get(values.get("type"))
+    kind = {v: k for k, v in TYPES.items()}.get(str(values.get("type")))
     rows, judged = [], []
     for record in records:
         row = record.get("row")
         if not isinstance(row, dict) or "id" not in row:
             continue
         renamed = set_names_at(row, values.get("k"))  # a log written before set columns carried k
-        rows.append({renamed.get(c, c): (float("nan") if renamed.get(c, c).split("@")[0] in SET_FIGURES and not _real(v)
+        rows.append({renamed.get(c, c): (float("nan") if str(renamed.get(c, c)).split("@")[0] in SET_FIGURES and not _real(v)
                                          else v) for c, v in row.items()})
         if isinstance(record.get("judged"), dict):
             judged.append(record["judged"])
@@ -244,7 +246,7 @@ def _mean_of(scores: list) -> float | None:
     return float(np.mean(kept)) if kept else None
 
 
-def _means(rows: list[dict], level: str, k: int) -> dict[str, float] | None:
+def _means(rows: list[dict], level: str, k: Any) -> dict[str, float] | None:  # k as the run's values hold it
     present = [r for r in rows if not np.isnan(r.get(set_name(level, "f1", k), float("nan")))]
     if not present:
         return None

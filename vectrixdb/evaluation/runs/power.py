@@ -103,7 +103,7 @@ def _critical(low: int, high: int, alpha: float) -> tuple[np.ndarray, np.ndarray
     from scipy.stats import binom
 
     d = np.arange(low, high + 1)
-    c = binom.ppf(alpha / 2, d, 0.5) - 1
+    c = np.asarray(binom.ppf(alpha / 2, d, 0.5) - 1)
     d.flags.writeable = c.flags.writeable = False
     return d, c
 
@@ -193,10 +193,10 @@ def detectable_difference(diff, *, alpha: float = 0.05, power: float = 0.8, sd: 
                          f"never below alpha {alpha:g}; at least {min_questions(alpha)} are needed")
     elif binary and not discordance:
         out["reason"] = "no question changed between the runs: no discordant question to size the test on"
-    elif not binary and not sd > 0:
+    elif not binary and not (sd is not None and sd > 0):
         out["reason"] = "every question's difference is the same (sd 0): no spread to size a test on"
     else:
-        out["detectable"] = detectable_for(sd, n, alpha, power, discordance=out["discordance"])
+        out["detectable"] = detectable_for(float(sd or 0.0), n, alpha, power, discordance=out["discordance"])
         if out["detectable"] is None:
             out["reason"] = (f"even with every one of the {discordance:.0%} changed questions moving one way, "
                              f"{n} questions do not reach power {power:g}")

@@ -222,7 +222,7 @@ def ppi_plot(report, ax=None):
 
     fig, ax = _figure(ax, figsize=(6, 2.6))
     frame = report.frame
-    for y, (name, row) in enumerate(frame.iterrows()):
+    for y, (_name, row) in enumerate(frame.iterrows()):
         if row["estimate"] is None or _missing(row["estimate"]):
             continue
         if not _missing(row["low"]):

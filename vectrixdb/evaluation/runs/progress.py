@@ -124,8 +124,9 @@ def apply_report(report, report_path: str):
 
 def _beat(data: dict, records: list[dict]) -> dict:
     """The last question's time is the run's latest sign of life; the count is what was reached."""
-    beats = [r.get("t") for r in records if isinstance(r.get("t"), (int, float))]
-    if beats and max(beats) > (data.get("heartbeat") if isinstance(data.get("heartbeat"), (int, float)) else 0):
+    beats: list[float] = [r["t"] for r in records if isinstance(r.get("t"), (int, float))]
+    last = data.get("heartbeat")
+    if beats and max(beats) > (last if isinstance(last, (int, float)) else 0):
         data["heartbeat"] = max(beats)
     data["questions"] = len(records)
     return data

@@ -27,8 +27,8 @@ from typing import Any
 from vectrixdb.errors import BadInput, MissingExtra, NotFound
 
 
-from vectrixdb.evaluation.runs import kinds_builtin  # noqa: E402,F401 - registers the built-in kinds
-from vectrixdb.evaluation.runs.kinds import HEADER, KINDS, Kind, header_of, kind_of, register  # noqa: E402,F401
+from vectrixdb.evaluation.runs import kinds_builtin  # noqa: F401 - registers the built-in kinds
+from vectrixdb.evaluation.runs.kinds import HEADER, KINDS, Kind, header_of, kind_of, register  # noqa: F401
 
 
 def now() -> float:
@@ -178,8 +178,9 @@ class Report(dict):
         if not run_id:
             return ""
         base = os.environ.get("VECTRIXDB_DASHBOARD", "http://127.0.0.1:8000").rstrip("/")
-        return (f"<p><a href='{escape(base)}/runs/{escape(run_id)}'>open run {escape(run_id)} in the dashboard</a> "
-                f"(<code>vectrixdb serve FOLDER</code>; offline: <code>vectrixdb export {escape(run_id)} --folder "
+        shown = escape(str(run_id))
+        return (f"<p><a href='{escape(base)}/runs/{shown}'>open run {shown} in the dashboard</a> "
+                f"(<code>vectrixdb serve FOLDER</code>; offline: <code>vectrixdb export {shown} --folder "
                 f"FOLDER --html run.html</code>)</p>")
 
     def __repr__(self) -> str:

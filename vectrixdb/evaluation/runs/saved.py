@@ -237,7 +237,7 @@ def check_frame(name: str, frame) -> str | None:
         if not LIST_COLUMNS.match(str(column)):
             continue
         ok = _passages if column == "passages" else _ids
-        bad = frame[column].map(lambda v: not ok(v))
+        bad = frame[column].map(lambda v, ok=ok: not ok(v))
         if bad.any():
             what = "a list of passages" if column == "passages" else "a list of ids"
             return f"table {name!r} column {column!r} holds {_shown(frame[column][bad].iloc[0])}, not {what}"

@@ -41,7 +41,10 @@ def list_runs(folder: str, kind: str | None = None):
     for sub in _folders(kind):
         for run_id in io.listdir(io.join(folder, sub, "runs")):
             base = io.join(folder, sub, "runs", run_id)
-            got = listed(run_id, io.join(base, "report.json"), lambda name, b=base: _read(io.join(b, name)))
+            def read(name: str, b: str = base) -> bytes | None:  # b: this run's folder, bound now
+                return _read(io.join(b, name))
+
+            got = listed(run_id, io.join(base, "report.json"), read)
             if got is None or (kind in KINDS and got[1].get("kind") != kind):
                 continue
             rows.append(got[1])

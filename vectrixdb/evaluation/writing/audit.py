@@ -26,6 +26,7 @@ from typing import Any
 from vectrixdb.evaluation.golden.questions import Question, provenance, split_label
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.golden.labels import normal
+from vectrixdb.roles import Collection, Questions
 
 STOP = set("a an the of to in on for and or is are was were be been by with at from as that this it its what which "
            "who whom how why when where do does did can could would should will i my we our you your their they "
@@ -36,7 +37,7 @@ BINS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 30), (31, 45), (46, 10**6))
 MODES = ("keyword", "dense")
 
 
-def audit_golden(golden: Any, db: Any, real: Any = None, *, depth: int = 20,
+def audit_golden(golden: Questions, db: Collection, real: Any = None, *, depth: int = 20,
                  names: tuple[str, str] = ("drafted", "real")):
     """A Report (kind golden_audit): one row per question in .frame, and per-set figures under
     `names` (the audited set's, then the real questions')."""

@@ -148,7 +148,7 @@ def copies_example(question: str, examples: list[str], config: CheckConfig) -> s
 
 def check_draft(question: str, answer: str, found: list[Found], kind: str, passages: list[Passage],
                 written: set[str], checks: CheckConfig, kinds: KindConfig,
-                examples: list[str] = ()) -> tuple[str | None, str | None, list[Found]]:
+                examples: list[str] | tuple[str, ...] = ()) -> tuple[str | None, str | None, list[Found]]:
     """(reason key, message, located quotes) for a draft whose evidence `pick` found: reason None
     when it passes every check."""
     question, answer = question.strip(), answer.strip()

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from vectrixdb.evaluation.writing.config import KindConfig, PassageConfig
+from vectrixdb.roles import Collection
 
 _PICTURE = re.compile(r"^\s*(!\[[^\]]*\]\([^)]*\)\s*)+$|^\s*(figure|fig\.|image|photo|picture|chart|exhibit)\b", re.I)
 _QUALITY_REASON = {"caption": "picture", "contents": "contents", "numbers": "numbers", "scrap": "scrap",
@@ -206,7 +207,7 @@ class Alike:
     """Cosine similarity between the eligible passages of one collection, embedded for this step
     by the collection's own model (its embedder caches by text, so nothing is embedded twice)."""
 
-    def __init__(self, db: Any, passages: list[Passage], executor: str = "local"):
+    def __init__(self, db: Collection, passages: list[Passage], executor: str = "local"):
         from vectrixdb.executors import embed_corpus
 
         self.passages = passages
@@ -214,7 +215,7 @@ class Alike:
         self.vectors = np.asarray(embed_corpus([p.text for p in passages], db.embedder(), executor=executor),
                                   dtype=np.float32) if passages else np.zeros((0, 1), np.float32)
 
-    def partners(self, passage: Passage, config: KindConfig, taken: set[str] = frozenset()) -> list[tuple[Passage, float]]:
+    def partners(self, passage: Passage, config: KindConfig, taken: set[str] | frozenset[str] = frozenset()) -> list[tuple[Passage, float]]:
         """Up to more_places passages on other pages at similarity similar_at or more, most alike first."""
         if passage.chunk_id not in self.index:
             return []

@@ -109,7 +109,7 @@ def draft(passages: list[Passage], kind: str, examples: list[str], scenario: str
     return [{"role": "system", "content": system}, {"role": "user", "content": user}], spans
 
 
-def question_critic(question: str, answer: str, kind: str, passages: list[Passage], evidence: list[str] = ()) -> list[dict]:
+def question_critic(question: str, answer: str, kind: str, passages: list[Passage], evidence: list[str] | tuple[str, ...] = ()) -> list[dict]:
     """Score a drafted question for standing alone, clarity and being answered by the passages (the
     sentences the draft chose are shown as its evidence)."""
     search = " It is a search typed in a search box: it stands alone when it names what it looks for." \

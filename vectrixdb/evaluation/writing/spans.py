@@ -104,7 +104,8 @@ def number_spans(passages: list[Passage]) -> list[list[Span]]:
     characters as the passage shows (Passage.text, cut for the prompt at PassageConfig.max_chars)."""
     out, number = [], 0
     for p in passages:
-        mine, used = [], 0
+        mine: list[Span] = []
+        used = 0
         for page, text in p.pieces:
             for piece in split_spans(text):
                 if mine and used + len(piece) > len(p.text):

@@ -117,14 +117,15 @@ def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages:
     # every slot's first passage at once when no two slots could score the same one: what one by one gives
     chosen = concurrently(lambda slot: run.choose(slot, passages, tried, None, within=True), slots,
                           workers=width(run.critic) if apart(slots, passages.tries) else 1)
-    paired = [bool(c and alike[s.source] and alike[s.source].partners(c, kinds)) for c, s in zip(chosen, slots)]
+    paired = [bool(c and (near := alike[s.source]) and near.partners(c, kinds)) for c, s in zip(chosen, slots)]
     plan, wanted, notes = plan_kinds(shares, paired)
     out.notes += notes
     for slot, first, kind in zip(slots, chosen, plan):
         passage, attempts = first, 0
         while passage is not None:
-            group = [passage] + ([p for p, _ in alike[slot.source].partners(passage, kinds)]
-                                 if kind == "two_place" else [])
+            near = alike[slot.source]  # there is one whenever a slot was planned two-place
+            group = [passage] + ([p for p, _ in near.partners(passage, kinds)]
+                                 if kind == "two_place" and near is not None else [])
             out.asked += 1
             kept = run.ask_question(group, kind)
             if kept is not None:
@@ -135,7 +136,8 @@ def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages:
             if attempts > passages.replacements:
                 break
             need = alike[slot.source] if kind == "two_place" else None
-            passage = run.choose(slot, passages, tried, (lambda p: bool(need.partners(p, kinds))) if need else None)
+            passage = run.choose(slot, passages, tried,  # the filter is used within this iteration only
+                                 (lambda p: bool(need.partners(p, kinds))) if need else None)  # noqa: B023
     out.passages.update(tried=run.tried, used=out.asked)
     out.sent_back, out.evolution = run.sent_back, run.evolved
     achieved = Counter(q.kind for q in out.questions)
@@ -271,7 +273,7 @@ class Run:
                                              self.examples)
         if reason:
             self.sent_back[reason] += 1
-            return None, question, why
+            return None, question, why or reason  # a check that names a reason says why
         verdict = self.critic.ask(prompts.question_critic(question, answer, kind, group, [f.quote for f in found]),
                                   prompts.QUESTION_SCORES, max_tokens=SCORE_TOKENS)
         if not verdict.ok:

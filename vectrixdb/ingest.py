@@ -24,6 +24,7 @@ from vectrixdb.chunking import Chunk, chunk_document
 from vectrixdb.errors import BadInput, BadType
 from vectrixdb.policy import check_access
 from vectrixdb.reading import Document, read
+from vectrixdb.roles import EmbeddingModel
 
 
 @dataclass
@@ -236,7 +237,7 @@ def _behind(db, what: str, exc: Exception) -> None:
     warnings.warn(message, RuntimeWarning, stacklevel=5)
 
 
-def add_space(db, space: str, model: Any, progress: bool) -> int:
+def add_space(db, space: str, model: EmbeddingModel, progress: bool) -> int:
     from vectrixdb.embedding import get_embedder
 
     if space in db.spaces:

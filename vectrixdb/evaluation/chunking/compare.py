@@ -38,6 +38,7 @@ from vectrixdb.evaluation.golden.questions import Question, split_label
 from vectrixdb.evaluation.golden.labels import normal
 from vectrixdb.evaluation.chunking.builds import Build
 from vectrixdb.evaluation.runs.report import Report
+from vectrixdb.roles import ChatModel, Embedder, EmbeddingModel, Questions
 from vectrixdb.settings import moved
 
 TECHNIQUES = ("structure", "parent_child", "recursive", "sentence", "semantic", "fixed")
@@ -54,9 +55,9 @@ def collections_of(documents: Any) -> dict[str, list]:
 
 
 @moved("compare_chunking", MOVED)
-def compare_chunking(documents: Any, golden: Any, *, budget: int = 6000, techniques: Sequence[str] | None = None,
+def compare_chunking(documents: Any, golden: Questions, *, budget: int = 6000, techniques: Sequence[str] | None = None,
                      sizes: Sequence[int] | dict | None = None, headings: Sequence[bool] | None = None,
-                     chat: Any = None, save_to: str | None = None, progress: bool = True,
+                     chat: ChatModel | None = None, save_to: str | None = None, progress: bool = True,
                      config: CompareConfig = DEFAULT_COMPARE) -> Report:
     """See the module docstring. budget: the characters each build hands over per question;
     techniques / sizes (a list, or {technique: sizes}) / headings (embed the heading path: [False,
@@ -216,8 +217,8 @@ def _key(b: Build) -> tuple[str, int, bool]:
     return (b.technique, b.size, b.heading)
 
 
-def make_builds(collections: dict[str, list], plan: list[tuple[str, int, bool]], embedder: Any,
-                progress: bool = False, executor: str = "local", model: Any = None) -> list[Build]:
+def make_builds(collections: dict[str, list], plan: list[tuple[str, int, bool]], embedder: Embedder,
+                progress: bool = False, executor: str = "local", model: EmbeddingModel = None) -> list[Build]:
     """Chunk every build of the plan: what each chunk hands over and what the embedder sees.
     Each build is a cell (vectrixdb.executors), so builds spread over Ray and are never chunked twice."""
     from vectrixdb.evaluation.retrieval.sweep import document_digest
@@ -231,7 +232,7 @@ def make_builds(collections: dict[str, list], plan: list[tuple[str, int, bool]],
                   got["chunks"]) for (t, size, h), got in zip(plan, built)]
 
 
-def chunk_cell(settings: dict, collections: dict[str, list], model: Any) -> dict:
+def chunk_cell(settings: dict, collections: dict[str, list], model: EmbeddingModel) -> dict:
     """One build's chunks: per collection, the span each chunk hands over and what the embedder sees."""
     from vectrixdb.chunking import chunk_document
     from vectrixdb.embedding import get_embedder

@@ -23,6 +23,7 @@ resumes, and the same run again makes no calls (every prompt depends only on its
 from __future__ import annotations
 
 import copy
+import os
 import threading
 import time
 from collections import Counter
@@ -36,14 +37,15 @@ from vectrixdb.evaluation.writing.config import (DEFAULT_WRITING, MIX, MOVED, Cr
                                                  WritingConfig, check_mix)
 from vectrixdb.evaluation.writing.passages import Alike, Passage, Slot, list_passages, plan_slots
 from vectrixdb.evaluation.writing.summary import Written, merge_usage, plan_kinds
+from vectrixdb.roles import ChatModel, Collection
 from vectrixdb.settings import moved
 
 DRAFT_TOKENS, SCORE_TOKENS = 400, 160
 
 
 @moved("write_golden", MOVED)
-def write_golden(db: Any, path: str, n: int = 50, writer: Any = None, examples: Sequence[str] = (), *,
-                 critic: Any = None, cache: Any = None, mix: Mapping[str, float] = MIX, evolve: int = 1,
+def write_golden(db: Collection | Sequence[Collection], path: str, n: int = 50, writer: ChatModel | None = None, examples: Sequence[str] = (), *,
+                 critic: ChatModel | None = None, cache: str | os.PathLike | None = None, mix: Mapping[str, float] = MIX, evolve: int = 1,
                  config: WritingConfig = DEFAULT_WRITING) -> Written:
     """Draft up to n checked questions from db (a collection, a principal's view, or a list of them)
     into a new golden file at path, every row a draft. Returns a Written (see .summary()).

@@ -76,14 +76,14 @@ def models():
     return root
 
 
-def run_script(name: str, *args: str, tmp_path, env: dict | None = None) -> dict:
+def run_script(name: str, *args: str, tmp_path, env: dict | None = None, timeout: int = 600) -> dict:
     home, out = tmp_path / "fresh-home", tmp_path / "figures.json"
     assert not home.exists()
     tmp_path.mkdir(parents=True, exist_ok=True)  # a second run of a test gets a folder of its own
     env = {**os.environ, "VECTRIXDB_HOME": str(home), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
            **(env or {})}
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / name), *args, "--out", str(out)], env=env,
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"{name} failed:\n{done.stderr[-4000:]}"
     return json.loads(out.read_text())
 
@@ -214,9 +214,9 @@ def test_bench_quantized(data, models, tmp_path):
     """The int8 graph beside plain sentence-transformers on 200 abstracts (the graph from the shared
     export folder, so no export is timed): both embed, their nDCG@10 are close, speeds are measured."""
     got = run_script("bench_quantized.py", str(data / "scifact"), "--small", tmp_path=tmp_path,
-                     env={"VECTRIXDB_MODELS": str(models)})
+                     env={"VECTRIXDB_MODELS": str(models)}, timeout=1800)  # torch and OpenVINO on a busy machine
     plain, int8 = got["results"]["plain"], got["results"]["int8"]
-    assert got["small"] and got["dataset"]["corpus"] == 200 and got["dataset"]["queries"] == 10
+    assert got["small"] and got["dataset"]["corpus"] == 200 and 1 <= got["dataset"]["queries"] <= 10
     assert int8["export_included"] is False and int8["name"].endswith("@" + __import__(
         "vectrixdb.embedding_openvino", fromlist=["INT8"]).INT8)
     assert unit(plain["ndcg@10"]) and unit(int8["ndcg@10"]) and abs(int8["ndcg@10_loss"]) < 0.05
@@ -227,7 +227,8 @@ def test_bench_quantized(data, models, tmp_path):
 def test_bench_cli(models, tmp_path):
     """A fresh CLI process: --help and a cold search on the int8 default; the JSON names the model
     collections recorded and where a cold search spends its time (imports and calls)."""
-    got = run_script("bench_cli.py", "--small", tmp_path=tmp_path, env={"VECTRIXDB_MODELS": str(models)})
+    got = run_script("bench_cli.py", "--small", tmp_path=tmp_path, env={"VECTRIXDB_MODELS": str(models)},
+                     timeout=1200)
     from vectrixdb.embedding_openvino import INT8
 
     assert got["small"] and got["default_model_recorded"].endswith("@" + INT8)
@@ -244,7 +245,7 @@ def test_bench_tenk(data, models, tmp_path):
     """`vectrixdb add` then `vectrixdb report --by page` on the first 12 pages of uber_2021.pdf and
     its 40-question golden file, from a cold cache: where the time goes, stage by stage."""
     got = run_script("bench_tenk.py", str(data / "pdfs" / "uber_2021.pdf"), str(ROOT / "data" / "golden" / "uber_2021.jsonl"),
-                     tmp_path=tmp_path, env={"VECTRIXDB_MODELS": str(models)})
+                     tmp_path=tmp_path, env={"VECTRIXDB_MODELS": str(models)}, timeout=1200)
     from vectrixdb.embedding_openvino import INT8
 
     assert got["embedder"].endswith("@" + INT8) and got["int8_export_included"] is False
@@ -253,4 +254,5 @@ def test_bench_tenk(data, models, tmp_path):
     assert all(stages[f"{s}_s"] > 0 for s in ("reading", "chunking", "embedding"))
     assert got["where_the_add_goes_s"]["reading"] == stages["reading_s"]
     assert got["report"]["stages"]["query embedding_s"] > 0 and got["total_cpu_s"] > 0
+    assert got["where_the_add_goes_cpu_s"]["embedding"] > 0 and "cpu" not in got["where_the_add_goes_s"]
     assert any(line.startswith(("miss", "hit")) or "page" in line for line in got["report"]["stdout_tail"])

@@ -81,7 +81,9 @@ def phase(argv: list[str]) -> None:
     if argv[0] != "add":
         SentenceEmbedder.encode = timed_encode
     try:
-        app(argv, standalone_mode=False)
+        code = app(argv, standalone_mode=False)  # returns the exit status instead of exiting
+        if isinstance(code, int) and code:
+            raise SystemExit(code)  # a refused command fails the benchmark, never times a failure
     finally:
         if "storing (catalog rows)" in STAGES:
             STAGES["storing (catalog rows)"] -= STAGES["embedding"] + STAGES["indexing (vector and keyword indexes)"]

@@ -339,7 +339,7 @@ def test_vectrixdb_serve_binds_loopback_unless_told(runs, tmp_path):
 
     assert inspect.signature(cli_serve.serve).parameters["host"].default.default == "127.0.0.1"
     port = free_port()
-    code = ("import typer, sys; from vectrixdb import cli_serve; app = typer.Typer(); cli_serve.register(app); "
+    code = ("import typer, sys; from vectrixdb.cli import serve as cli_serve; app = typer.Typer(); cli_serve.register(app); "
             "app(sys.argv[1:])")
     proc = subprocess.Popen([sys.executable, "-c", code, "serve", runs[0], "--port", str(port), "--host-name", "dash.lan"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -479,6 +479,8 @@ def test_a_damaged_report_is_listed_unreadable_with_why_and_every_other_page_wor
     cases["levels as a list"] = _damage(good, "values.levels", [0.5, 0.5])
     cases["a NaN figure"] = _damage(good, "values.levels.doc.f1", float("nan"))
     cases["a string figure"] = _damage(good, "values.metrics.accuracy", "high")
+    cases["a score above 1"] = _damage(good, "values.metrics.accuracy", 3)  # the grade's interval needs 0..1
+    cases["a negative score"] = _damage(good, "values.levels.doc.f1", -0.5)
     cases["k keyed by words"] = _damage(good, "values.recall", {"ten": 0.5})
     cases["best a string"] = _damage(good, "values.best", "recursive")
     cases["an unknown kind"] = _damage(good, "kind", "nonsense")

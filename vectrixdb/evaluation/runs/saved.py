@@ -9,7 +9,7 @@ writes (Report.to_json), checked field by field where a reader relies on the typ
 - the file is a JSON object at most MAX_DEPTH levels deep, with no NaN or Infinity (to_json never
   writes them: undefined numbers are null); `kind` is a registered kind and `values` an object;
 - meta fields (status, started, duration_s, questions, pid, heartbeat, ...) have their types;
-- figures are numbers or null: every entry of `levels` (an object of objects), `metrics`, the
+- figures are numbers or null, and scores (levels, judge metrics, cut-off families) lie in 0..1: every entry of `levels` (an object of objects), `metrics`, the
   per-cut-off families (`recall`, `ndcg`, ... keyed by whole numbers), `mrr`; `best` is an object
   (a chunking comparison's best build with its name, size, heading and counts), `techniques`,
   `misses` and `warnings` are lists of what their readers take;
@@ -75,6 +75,12 @@ def depth_over(value: Any, limit: int = MAX_DEPTH) -> bool:
 
 def _number(value: Any) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
+
+
+def _score(value: Any) -> bool:
+    """A figure that is a mean of per-question scores in 0..1 (or null): every level, judge metric
+    and cut-off family this library writes is one, and the grade's interval assumes it."""
+    return _number(value) and (value is None or 0 <= value <= 1)
 
 
 def _kind(value: Any, want: type) -> bool:
@@ -145,9 +151,15 @@ def _check_values(values: dict, kind: str) -> str | None:
         for level, got in levels.items():
             if got is not None and not (isinstance(got, dict) and all(_number(v) for v in got.values())):
                 return f"values.levels.{level} is {_shown(got)}, not an object of numbers"
+            outside = [(m, v) for m, v in (got or {}).items() if not _score(v)]
+            if outside:
+                return f"values.levels.{level}.{outside[0][0]} is {_shown(outside[0][1])}, not a score from 0 to 1"
     metrics = values.get("metrics")
     if metrics is not None and not (isinstance(metrics, dict) and all(_number(v) for v in metrics.values())):
         return f"values.metrics is {_shown(metrics)}, not an object of numbers"
+    outside = [(m, v) for m, v in (metrics or {}).items() if not _score(v)]
+    if outside:
+        return f"values.metrics.{outside[0][0]} is {_shown(outside[0][1])}, not a score from 0 to 1"
     for family in FAMILIES:
         got = values.get(family)
         if isinstance(got, dict):
@@ -156,8 +168,12 @@ def _check_values(values: dict, kind: str) -> str | None:
                 return f"values.{family} has the cut-off {bad[0]!r}, not a whole number"
             if not all(_number(v) for v in got.values()):
                 return f"values.{family} holds {_shown(next(v for v in got.values() if not _number(v)))}, not a number"
+            if not all(_score(v) for v in got.values()):
+                return f"values.{family} holds {_shown(next(v for v in got.values() if not _score(v)))}, not a score from 0 to 1"
         elif not _number(got):
             return f"values.{family} is {_shown(got)}, not a number"
+        elif not _score(got):
+            return f"values.{family} is {_shown(got)}, not a score from 0 to 1"
     for name in ("questions", "of", "duration_s"):
         if not _number(values.get(name)):
             return f"values.{name} is {_shown(values.get(name))}, not a number"

@@ -95,12 +95,23 @@ def _kind(value: Any, want: type) -> bool:
 
 def check_head(data: Any) -> str | None:
     """Why the meta and values of a report cannot be used, or None when they can."""
-    from vectrixdb.evaluation.runs.report import KINDS  # importing report registers the built-in kinds
-
     if not isinstance(data, dict):
         return f"it holds {type(data).__name__ if data is not None else 'null'}, not a report object"
     if depth_over({k: v for k, v in data.items() if k != "tables"}):
         return f"it is nested more than {MAX_DEPTH} levels deep"
+    reason = _check_meta(data)
+    if reason:
+        return reason
+    values = data.get("values")
+    if not isinstance(values, dict):
+        return f"its values are {_shown(values)}, not an object"
+    return _check_values(values, data["kind"])
+
+
+def _check_meta(data: dict) -> str | None:
+    """What a report and its header share: a registered kind, meta fields of their types, a state."""
+    from vectrixdb.evaluation.runs.report import KINDS  # importing report registers the built-in kinds
+
     kind = data.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
         return f"its kind {kind!r} is not a kind of run this version knows ({', '.join(sorted(KINDS))})"
@@ -109,10 +120,7 @@ def check_head(data: Any) -> str | None:
             return f"its {key} is {_shown(data.get(key))}, not {'a number' if want is float else want.__name__}"
     if data.get("status") not in STATES:
         return f"its status {data.get('status')!r} is none of pending, running, completed, failed"
-    values = data.get("values")
-    if not isinstance(values, dict):
-        return f"its values are {_shown(values)}, not an object"
-    return _check_values(values, kind)
+    return None
 
 
 def check_header(data: Any) -> str | None:
@@ -120,20 +128,14 @@ def check_header(data: Any) -> str | None:
     this header version, a registered kind, meta fields of their types, a badge that is text or
     null, and headline figures that are numbers, text or null by name."""
     from vectrixdb.evaluation.runs.kinds import HEADER_VERSION
-    from vectrixdb.evaluation.runs.report import KINDS
 
     if not isinstance(data, dict):
         return f"it holds {type(data).__name__ if data is not None else 'null'}, not a header object"
     if data.get("header_version") != HEADER_VERSION:
         return f"its header_version is {_shown(data.get('header_version'))}; this version reads {HEADER_VERSION}"
-    kind = data.get("kind")
-    if not isinstance(kind, str) or kind not in KINDS:
-        return f"its kind {kind!r} is not a kind of run this version knows ({', '.join(sorted(KINDS))})"
-    for key, want in META.items():
-        if not _kind(data.get(key), want):
-            return f"its {key} is {_shown(data.get(key))}, not {'a number' if want is float else want.__name__}"
-    if data.get("status") not in STATES:
-        return f"its status {data.get('status')!r} is none of pending, running, completed, failed"
+    reason = _check_meta(data)
+    if reason:
+        return reason
     if data.get("badge") is not None and not isinstance(data.get("badge"), str):
         return f"its badge is {_shown(data.get('badge'))}, not text"
     headline = data.get("headline")

@@ -1,4 +1,5 @@
-"""Object stores on loopback for the tests: a moto S3 server and azurite's Blob service."""
+"""Servers on loopback for the tests: an app (the dashboard) under uvicorn in a thread, a moto S3
+server and azurite's Blob service."""
 from __future__ import annotations
 
 import os
@@ -6,8 +7,11 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -17,6 +21,29 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def serve_app(app, timeout: float = 30) -> Iterator[str]:
+    """An ASGI app (the dashboard) under uvicorn on a free 127.0.0.1 port in a daemon thread: yields
+    its base URL once uvicorn has started, and stops it on leaving."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.time() > deadline:
+            server.should_exit = True
+            raise RuntimeError(f"uvicorn did not start on 127.0.0.1:{port} within {timeout}s")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
 
 
 def wait_for(port: int, proc: subprocess.Popen, what: str, timeout: float = 60) -> None:

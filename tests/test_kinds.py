@@ -1,9 +1,7 @@
 """A report kind is one declaration: a toy kind declared here shows in `runs list`, on the dashboard
-(real server on loopback) and in the certificate PDF; listings read a run's header.json only."""
+(real server on loopback: list, run page, its Evaluate tab, the judged-results and power panel, the
+Experiments page's saved list) and in the certificate PDF; listings read a run's header.json only."""
 import json
-import socket
-import threading
-import time
 
 import httpx
 import pandas as pd
@@ -13,11 +11,10 @@ from typer.testing import CliRunner
 
 from vectrixdb.evaluation.runs import kinds
 from vectrixdb.evaluation import list_runs, load_run
-from vectrixdb.evaluation.runs.kinds import Kind, Plot
+from tests.servers import serve_app
+from vectrixdb.evaluation.runs.kinds import Judged, Kind, Plot
 from vectrixdb.evaluation.runs.report import Report
 from vectrixdb.evaluation.runs.saved import UnreadableRun
-
-LOCAL = "127.0.0.1"
 
 
 def toy_headline(values: dict) -> dict:
@@ -38,9 +35,20 @@ def toy_plot(report):
     return fig
 
 
+def toy_unjudged(report) -> dict:
+    """The toy's own count of what nobody judged: a question that missed had 1 of its 3 picks unlabelled."""
+    missed = [str(q) for q, h in report.frame["toy_hit@3"].items() if not h]
+    return {"k": 3, "grain": "toy", "rule": "Toy rule: a miss hides one unlabelled pick.", "note": None,
+            "rows": [{"what": "top 3 toy picks", "share": len(missed) / (3 * len(report.frame)),
+                      "questions": len(report.frame)}],
+            "per_question": {q: "1 of 3 toy picks unjudged" for q in missed}}
+
+
 TOY = Kind("toy", "toys", "tests.test_kinds:toy_plot", badges=("Toy",), headline=toy_headline, grades=("toy_hit",),
            sla=("toy_hit",), what="a toy run", cli=lambda row: f"toy hit rate {row['toy_hit@3']:.2f}",
-           certificate=toy_tables, plots=(Plot("Toy again", "the same toy bars, run {run_id}", toy_plot),))
+           certificate=toy_tables, plots=(Plot("Toy again", "the same toy bars, run {run_id}", toy_plot),),
+           tab="toy", saved_comparison=True,
+           judged=Judged("tests.test_kinds:toy_unjudged", lambda report: ["toy_hit@3", "no such column"]))
 
 
 @pytest.fixture(scope="module")
@@ -66,24 +74,10 @@ def folder(toy, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(folder):
-    import uvicorn
-
     from vectrixdb.server import create_app
 
-    with socket.socket() as s:
-        s.bind((LOCAL, 0))
-        port = s.getsockname()[1]
-    app = create_app(folder[0], sla=f"{folder[0]}/sla.json")
-    srv = uvicorn.Server(uvicorn.Config(app, host=LOCAL, port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not srv.started:
-        assert time.time() < deadline, "the dashboard did not start"
-        time.sleep(0.05)
-    yield f"http://{LOCAL}:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with serve_app(create_app(folder[0], sla=f"{folder[0]}/sla.json")) as url:
+        yield url
 
 
 def test_a_toy_kind_shows_in_runs_list_and_its_json(folder):
@@ -125,6 +119,53 @@ def test_a_toy_kind_shows_in_its_certificate_pdf(folder, server):
     text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(got.content)).pages).split())
     assert "Overall grade C" in text and "toy_hit@3" in text and "Toy tally" in text
     assert "a toy run" in text and "Figure 2. Toy again" in text and "· toy · completed · 4 questions" in text
+    assert "unjudged, top 3 toy picks 8%" in text  # its Judged count, in the certificate's headline rows
+
+
+def test_a_toy_kind_gets_the_panels_it_declares(folder, server):
+    """Kind.judged puts the toy's own unjudged count and a power row for its declared measure on the
+    run page and in the drill-down; Kind.tab gives it an Evaluate tab; Kind.saved_comparison lists
+    it under the Experiments page's saved experiments."""
+    path, run_id = folder
+    text = httpx.get(server + f"/runs/{run_id}", timeout=60).text
+    assert 'id="unjudged"' in text and "<td>top 3 toy picks</td>" in text and "<b>8%</b>" in text
+    assert "Toy rule: a miss hides one unlabelled pick." in text
+    assert 'id="power"' in text and "<td>toy_hit@3</td>" in text and "no such column" not in text
+    question = httpx.get(server + f"/runs/{run_id}/question", params={"id": "q4"}, timeout=30).text
+    assert "1 of 3 toy picks unjudged" in question
+    tab = httpx.get(server + "/evaluate", params={"tab": "toy"}, timeout=60)
+    assert tab.status_code == 200 and f'<option value="{run_id}" selected>' in tab.text
+    experiments = httpx.get(server + "/experiments", timeout=30).text
+    saved = experiments.split("<h2>Saved experiments</h2>")[1]
+    assert f'<a href="/runs/{run_id}">{run_id}</a>' in saved
+
+
+def test_a_kind_without_judged_results_gets_no_panel_and_an_unknown_kind_no_crash(toy, tmp_path):
+    """A kind that declares no Judged (and not saved_comparison) has no panel, no power figures, no
+    place among saved experiments; a run whose kind is no longer registered gets no panel, not an error."""
+    from vectrixdb.server import create_app
+    from vectrixdb.server.decisions import decisions, headline_measures, unjudged
+
+    plain = kinds.register(Kind("plain_toy", "plain_toys", "tests.test_kinds:toy_plot", badges=("Toy",),
+                                headline=toy_headline))
+    try:
+        report = toy_report()
+        report = Report("plain_toy", dict(report), report.frame, meta={"name": "plain toy"})
+        run_id = report.save(str(tmp_path))
+        assert plain.judged_for(report) is None and decisions(report) is None and headline_measures(report) == []
+        with serve_app(create_app(str(tmp_path))) as url:
+            page = httpx.get(url + f"/runs/{run_id}", timeout=60)
+            assert page.status_code == 200 and "toy_hit@3" in page.text
+            assert 'id="decide"' not in page.text and 'id="unjudged"' not in page.text and 'id="power"' not in page.text
+            experiments = httpx.get(url + "/experiments", timeout=30).text
+            assert run_id not in experiments.split("<h2>Saved experiments</h2>")[1]
+            empty = httpx.get(url + "/evaluate", params={"tab": "toy"}, timeout=30).text  # the toy's tab, no toy run
+            assert "No saved run for the toy tab in this folder. It shows a toy run, saved (save_to=FOLDER) " \
+                   "under toys/runs/." in empty
+    finally:
+        kinds.unregister("plain_toy")
+    assert "plain_toy" not in kinds.KINDS  # a Report refuses an unknown kind; this one was made before it went
+    assert decisions(report) is None and unjudged(report) is None and headline_measures(report) == []
 
 
 def test_the_list_reads_headers_only(toy, tmp_path):
@@ -159,19 +200,26 @@ def test_the_list_reads_headers_only(toy, tmp_path):
     pd.testing.assert_frame_equal(Runs(folder).frame(), before)
 
 
-def test_every_built_in_hook_resolves():
-    """Every "module:function" a built-in declaration names imports (a moved module would not)."""
+def test_every_hook_of_every_kind_resolves(toy):
+    """Every hook a registered declaration names (kinds.hooks: each field typed Hook of the kind, its
+    Plots and its Judged) resolves to a callable: a moved module or a mistyped "module:function"
+    fails here, not when a page first draws it. Its section template exists."""
     import importlib
+    from pathlib import Path
 
+    import vectrixdb.server
+
+    templates = Path(vectrixdb.server.__file__).parent / "templates"
+    named = set()
     for kind in kinds.KINDS.values():
-        hooks = [kind.plot, kind.headline, kind.figures, kind.cli, kind.view, kind.certificate, kind.appendix, kind.check]
-        hooks += [p.draw for p in kind.plots] + [p.when for p in kind.plots]
-        for hook in hooks:
-            if isinstance(hook, str):
-                module, function = hook.split(":")
-                assert callable(getattr(importlib.import_module(module), function)), (kind.name, hook)
+        for where, hook in kinds.hooks(kind):
+            assert callable(kinds.resolve(hook)), (kind.name, where, hook)
+            named.add(where)
+        assert kind.section is None or (templates / kind.section).is_file(), (kind.name, kind.section)
         if kind.progress:
             module = importlib.import_module(kind.progress)
             assert callable(module.progress_values) and callable(module.progress_report), kind.name
+    assert {"plot", "headline", "certificate", "plots[0].draw", "judged.unjudged", "judged.measures",
+            "judged.when", "view", "appendix", "check", "figures", "cli"} <= named  # every kind of hook is walked
     assert tuple(b for b in kinds.badges() if b != "Toy") == ("Retrieval", "Generation", "RAG", "Chunking", "Experiment", "Power", "Pool", "PPI",
                               "Audit")

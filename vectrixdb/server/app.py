@@ -171,6 +171,10 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
         if tab not in tabs:
             raise BadInput(f"no tab {tab!r}; the tabs are {' and '.join(tabs)}")
         picked = tuple(name for name, k in kinds.KINDS.items() if k.tab == tab)  # the kinds declaring this tab
+        words = [kinds.KINDS[name].words({}) for name in picked]
+        where = sorted({f"{kinds.KINDS[name].folder}/runs/" for name in picked})
+        empty = (f"No saved run for the {tab} tab in this folder. It shows {', '.join(words[:-1])}"
+                 f"{' or ' if len(words) > 1 else ''}{words[-1]}, saved (save_to=FOLDER) under {' and '.join(where)}.")
         choices = [r for r in runs.rows() if r["kind"] in picked]
         done = [r["run_id"] for r in choices if r["status"] == "completed"]
         chosen, context = run, run_context(run) if run else None
@@ -182,7 +186,7 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
                 continue
         if context and context["report"].kind not in picked:
             raise BadInput(f"run {chosen} is a {context['report'].kind} run, not one for the {tab} tab")
-        return page(request, "evaluate.html", tab=tab, choices=choices, chosen=chosen, ctx=context)
+        return page(request, "evaluate.html", tab=tab, choices=choices, chosen=chosen, ctx=context, empty=empty)
 
     @app.get("/experiments", response_class=HTMLResponse)
     def experiments(request: Request, a: str = "", b: str = ""):
@@ -191,9 +195,9 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
         from vectrixdb.server.figures import png
 
         rows = runs.rows()
-        choices = [r for r in rows if r["kind"] in kinds.KINDS and kinds.KINDS[r["kind"]].comparable
-                   and r["status"] == "completed"]
-        saved = [r for r in rows if r["kind"] == "experiment"]
+        declared = [(r, kinds.KINDS.get(r["kind"])) for r in rows]  # a kind nobody registered: neither list
+        choices = [r for r, k in declared if k and k.comparable and r["status"] == "completed"]
+        saved = [r for r, k in declared if k and k.saved_comparison]
         result, error = None, None
         if a and b:
             try:

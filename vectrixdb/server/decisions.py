@@ -1,10 +1,15 @@
 """What a run page shows beside its figures so a person can decide with them: how much of the top k
 nobody judged, and the smallest difference its questions can detect.
 
-Unjudged share (issue 31). A retrieval report carries it: `report["unjudged"][k]` over all the
+Which runs get the panel, how their share is counted and which measures are sized is their kind's
+declaration (`Kind.judged`, evaluation/runs/kinds.py): nothing here names a kind. A kind that
+declares no Judged (or a run of a kind nobody registered) gets no panel. The two ways of counting
+below are the built-in kinds' hooks (evaluation/runs/kinds_builtin.py).
+
+Unjudged share (issue 31). A retrieval report carries it (`ranked_unjudged`): `report["unjudged"][k]` over all the
 questions' top-k results at its grain, `unjudged@k` per question (evaluation/retrieval/scoring.py). A
-run_evaluation run (kind "evaluation", Retrieval or RAG) keeps, per question and level, what it
-expected and what its k chunks returned, so the share is read from those: at each level with
+run_evaluation run (Retrieval or RAG) keeps, per question and level, what it expected and what
+its k chunks returned, so the share is read from those (`level_unjudged`): at each level with
 labels, the returned items that are neither expected nor in a `<level> not relevant` column (a
 grade-0 label), over the returned items, counted over the questions that expect something at
 that level. A run that did not record its grade-0 labels counts them as unjudged, so its share is
@@ -22,6 +27,7 @@ import math
 from typing import Any
 
 from vectrixdb.errors import BadInput
+from vectrixdb.evaluation.runs.kinds import KINDS, Judged, call
 
 ALPHA, POWER = 0.05, 0.8
 LEVELS = ("chunk", "page", "doc")
@@ -32,14 +38,20 @@ UPPER_BOUND = ("This run did not record which results its golden file judged not
                "counted as unjudged: the share is an upper bound.")
 
 
+def judged_of(report) -> Judged | None:
+    """The run's Judged (its kind's declaration, when this run has judged results), else None."""
+    kind = KINDS.get(report.kind)
+    return kind.judged_for(report) if kind is not None else None
+
+
 def applies(report) -> bool:
-    """Whether the run has results to be judged: a retrieval report, or a Retrieval / RAG evaluation."""
-    return report.kind == "retrieval" or (report.kind == "evaluation" and report.get("type") in ("Retrieval", "RAG"))
+    """Whether the run has results to be judged, as its kind declares (Kind.judged)."""
+    return judged_of(report) is not None
 
 
 def decisions(report) -> dict[str, Any] | None:
-    """{"unjudged", "power"} for a retrieval or RAG run (None for other kinds); kept on the report,
-    which a completed run never changes."""
+    """{"unjudged", "power"} for a run whose kind declares judged results (None for others); kept
+    on the report, which a completed run never changes."""
     if not applies(report) or report.frame is None or not len(report.frame):
         return None
     cached = report.__dict__.get("_decisions")
@@ -55,15 +67,16 @@ def _largest_k(report) -> int | None:
     return int(k) if isinstance(k, (int, float)) and not isinstance(k, bool) else None
 
 
-def unjudged(report) -> dict[str, Any]:
-    """{"k", "rows": [(what, share, of)], "rule", "note", "per_question": {id: text}}."""
+def unjudged(report) -> dict[str, Any] | None:
+    """{"k", "rows": [(what, share, of)], "rule", "note", "per_question": {id: text}}, counted by
+    the kind's own hook (Judged.unjudged); None where the kind declares no judged results."""
+    spec = judged_of(report)
+    return call(spec.unjudged, report) if spec else None
+
+
+def ranked_unjudged(report) -> dict[str, Any]:
+    """A retrieval report's share, as it recorded it per cut-off at its grain (`unjudged@k`)."""
     k = _largest_k(report)
-    if report.kind == "retrieval":
-        return _retrieval_unjudged(report, k)
-    return _evaluation_unjudged(report, k)
-
-
-def _retrieval_unjudged(report, k: int | None) -> dict[str, Any]:
     shares = report.get("unjudged") or {}
     out: dict[str, Any] = {"k": k, "grain": report.get("by"), "rule": UNJUDGED_RULE, "note": None, "rows": [],
                            "per_question": {}}
@@ -90,8 +103,9 @@ def _text(share: Any, returned: int | None, k: int | None, grain: str | None) ->
     return f"{count}results in the top {k} by {grain} unjudged ({share:.0%})"
 
 
-def _evaluation_unjudged(report, k: int | None) -> dict[str, Any]:
-    frame = report.frame
+def level_unjudged(report) -> dict[str, Any]:
+    """A run_evaluation run's share, read at each labelled level from what it expected and returned."""
+    frame, k = report.frame, _largest_k(report)
     out: dict[str, Any] = {"k": k, "grain": "each level", "rule": UNJUDGED_RULE, "note": None, "rows": [],
                            "per_question": {}}
     recorded = True
@@ -124,19 +138,27 @@ def _evaluation_unjudged(report, k: int | None) -> dict[str, Any]:
 
 
 def headline_measures(report) -> list[str]:
-    """The measures the run page sizes: nDCG, recall and MRR at the largest k (retrieval), or each
-    labelled level's set recall and each judged metric (a run_evaluation run)."""
+    """The measures the run page sizes, as the kind's hook names them (Judged.measures), keeping
+    those the run has per question as numbers; none where the kind declares no judged results."""
     from pandas.api.types import is_numeric_dtype
 
-    frame, k = report.frame, _largest_k(report)
-    if report.kind == "retrieval":
-        wanted = [f"ndcg@{k}", f"recall@{k}", f"mrr@{report.get('depth')}", "hit_rate@1"]
-    else:
-        recall = [c for level in LEVELS for c in frame.columns if str(c).split("@")[0] == f"{level}_recall"
-                  and f"{level} expected" in frame and frame[f"{level} expected"].map(lambda v: bool(v)).any()]
-        judged = [str(c)[:-len(" reason")] for c in frame.columns if str(c).endswith(" reason")]
-        wanted = recall + judged
+    spec, frame = judged_of(report), report.frame
+    wanted = list(call(spec.measures, report)) if spec and frame is not None else []
     return [c for c in dict.fromkeys(wanted) if c in frame and is_numeric_dtype(frame[c]) and frame[c].notna().any()]
+
+
+def ranked_measures(report) -> list[str]:
+    """A retrieval report's: nDCG, recall and MRR at the largest k, and the first result's hit rate."""
+    k = _largest_k(report)
+    return [f"ndcg@{k}", f"recall@{k}", f"mrr@{report.get('depth')}", "hit_rate@1"]
+
+
+def level_measures(report) -> list[str]:
+    """A run_evaluation run's: each labelled level's set recall and each judged metric."""
+    frame = report.frame
+    recall = [c for level in LEVELS for c in frame.columns if str(c).split("@")[0] == f"{level}_recall"
+              and f"{level} expected" in frame and frame[f"{level} expected"].map(lambda v: bool(v)).any()]
+    return recall + [str(c)[:-len(" reason")] for c in frame.columns if str(c).endswith(" reason")]
 
 
 def power(report) -> dict[str, Any]:

@@ -25,7 +25,12 @@ and run page, the certificate PDF, the offline HTML copy and the CLI read it fro
     certificate                  report -> extra tables [{"title", "rows"}] for the PDF (and the run
                                  page, when the kind has no section of its own)
     appendix                     report -> the PDF's appendix entries (None: the run's misses)
-    comparable                   whether compare_runs pairs its runs (the Experiments page)
+    comparable                   whether compare_runs pairs its runs (the Experiments page's choices)
+    saved_comparison             whether its saved runs are listed as saved experiments on the
+                                 Experiments page (a saved compare_runs is one)
+    judged                       Judged(unjudged, measures, when): the run page's and certificate's
+                                 "before deciding" panel (server/decisions.py): the share of results
+                                 nobody judged and the power of its headline measures; None: no panel
     check                        values -> why a saved run of it cannot be shown, or None (saved.py
                                  checks what every kind shares; this, what only this kind's readers use)
     progress                     the module whose progress_values / progress_report rebuild a running
@@ -35,6 +40,14 @@ A hook is a callable or a "module:function" string, imported when first called, 
 needs nothing below it at import time. The built-in kinds are declared in evaluation/runs/kinds_builtin.py;
 a new kind is one such declaration (a test registers one of its own: tests/test_kinds.py).
 
+Why strings: evaluation/ must not import server/, export/ or cli/ (tests/test_layout.py), yet a
+kind's run-page view, certificate tables and panels are drawn there. A string keeps every fact
+about a kind in its one declaration without that import; the price, a typo found only when the
+hook is called, is paid by a test instead: `hooks(kind)` lists every hook of a kind (its fields
+typed Hook, and those of its Plots and Judged) and tests/test_kinds.py resolves each string of
+every registered kind. (The alternative, each upper layer registering renderers per kind name,
+would spread a kind over the layers again and let a kind exist without its renderers.)
+
 Each saved run also gets a header (`header_of`): a small `header.json` beside `report.json` with
 what a listing shows (kind, schema version, state, times, questions, badge and headline figures),
 so a folder of runs is listed without parsing any body.
@@ -42,7 +55,7 @@ so a folder of runs is listed without parsing any body.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Union
 
 from vectrixdb.errors import BadInput, BadType
@@ -64,11 +77,22 @@ class Plot:
 
 
 @dataclass(frozen=True)
+class Judged:
+    """A kind whose runs have results a label judges (or not): `unjudged(report)` returns the share
+    nobody judged ({"k", "grain", "rows": [{"what", "share", "questions"}], "rule", "note",
+    "per_question": {id: text}}), `measures(report)` the per-question columns the power panel sizes
+    (those missing or not numeric are dropped); `when(report)` says whether this run has them."""
+    unjudged: Hook
+    measures: Hook
+    when: Hook = None
+
+
+@dataclass(frozen=True)
 class Kind:
     """Everything about one kind of report (the module docstring says what each field is for)."""
     name: str
     folder: str
-    plot: str | None
+    plot: Hook
     tables: tuple[str, ...] = ()
     questions: str | None = "frame"
     version: int = 2
@@ -88,6 +112,8 @@ class Kind:
     certificate: Hook = None
     appendix: Hook = None
     comparable: bool = False
+    saved_comparison: bool = False
+    judged: Judged | None = None
     check: Hook = None
     progress: str | None = None
 
@@ -108,6 +134,11 @@ class Kind:
 
     def cli_text(self, row: dict) -> str:
         return call(self.cli, row) if self.cli else first_headline(row)
+
+    def judged_for(self, report) -> Judged | None:
+        """Its Judged when this run has judged results (its `when` holds), else None."""
+        spec = self.judged
+        return spec if spec is not None and (spec.when is None or call(spec.when, report)) else None
 
 
 KINDS: dict[str, Kind] = {}
@@ -145,14 +176,32 @@ def badges() -> tuple[str, ...]:
     return tuple(out)
 
 
-def call(hook: Hook, *args: Any) -> Any:
-    """Call a hook given as a callable or as "module:function"."""
+def resolve(hook: Hook) -> Callable[..., Any]:
+    """The callable a hook names ("module:function" imported now)."""
     if isinstance(hook, str):
-        module, function = hook.split(":")
-        return getattr(importlib.import_module(module), function)(*args)
+        module, _, function = hook.partition(":")
+        return getattr(importlib.import_module(module), function)
     if hook is None:
         raise BadType("this kind declares no such hook: nothing to call")
-    return hook(*args)
+    return hook
+
+
+def call(hook: Hook, *args: Any) -> Any:
+    """Call a hook given as a callable or as "module:function"."""
+    return resolve(hook)(*args)
+
+
+def hooks(kind: Kind) -> list[tuple[str, Hook]]:
+    """Every hook a kind declares, by where ("certificate", "plots[0].draw", "judged.unjudged"):
+    the fields typed Hook of the kind, of its Plots and of its Judged."""
+    def of(value: Any, where: str) -> list[tuple[str, Hook]]:
+        return [(f"{where}{f.name}", getattr(value, f.name)) for f in fields(value)
+                if f.type == "Hook" and getattr(value, f.name) is not None]
+
+    out = of(kind, "")
+    for i, plot in enumerate(kind.plots):
+        out += of(plot, f"plots[{i}].")
+    return out + (of(kind.judged, "judged.") if kind.judged else [])
 
 
 def first_headline(row: dict) -> str:

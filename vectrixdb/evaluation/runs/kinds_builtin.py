@@ -10,10 +10,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vectrixdb.evaluation.runs.kinds import KINDS, Kind, Plot, register
+from vectrixdb.evaluation.runs.kinds import KINDS, Judged, Kind, Plot, register
 
 HEATMAP = Plot("Per-question heatmap", "scores per question, run {run_id}", "vectrixdb.plotting.heatmap:question_heatmap",
                lambda report: report.frame is not None and len(report.frame) > 0)
+D = "vectrixdb.server.decisions:"
+RANKED_JUDGED = Judged(D + "ranked_unjudged", D + "ranked_measures")  # a retrieval report: shares it recorded at its grain
+LEVEL_JUDGED = Judged(D + "level_unjudged", D + "level_measures",  # a run_evaluation run with retrieved chunks
+                      lambda report: report.get("type") in ("Retrieval", "RAG"))
 TIES = Plot("Tie matrix", "exact McNemar p-values between techniques, run {run_id}", "vectrixdb.plotting:tie_matrix",
             lambda report: bool(report.get("techniques")))
 
@@ -145,10 +149,10 @@ def _builtins() -> None:
     for kind in (
         Kind("evaluation", "evaluations", p + "evaluation_plot", badges=("Retrieval", "Generation", "RAG"),
              badge_from="type", figures=capped_recall, what=evaluation_words, plots=(HEATMAP,),
-             appendix="vectrixdb.export.files:evaluation_appendix", comparable=True,
+             appendix="vectrixdb.export.files:evaluation_appendix", comparable=True, judged=LEVEL_JUDGED,
              progress="vectrixdb.evaluation.runs.pipeline"),
         Kind("retrieval", "retrieval", p + "recall_curve", badges=("Retrieval",), what="a retrieval report",
-             plots=(HEATMAP,), tab="retrieval", comparable=True),
+             plots=(HEATMAP,), tab="retrieval", comparable=True, judged=RANKED_JUDGED),
         Kind("evaluate", "retrieval", p + "setup_comparison", questions=None, badges=("Retrieval",),
              figures=setup_figures, what="a setup comparison", tab="retrieval"),
         Kind("cutoff", "retrieval", p + "cutoff_plot", ("candidates",), badges=("Retrieval",),
@@ -162,7 +166,8 @@ def _builtins() -> None:
         Kind("calibration", "evaluations", p + "calibration_plot", badges=("Generation",),
              what="a judge calibration", comparable=True),
         Kind("experiment", "experiments", p + "experiment_plot", ("changed",), questions=None,
-             badges=("Experiment",), what="an experiment", graded=False, section="_experiment.html"),
+             badges=("Experiment",), what="an experiment", graded=False, section="_experiment.html",
+             saved_comparison=True),
         Kind("power", "experiments", "vectrixdb.evaluation.runs.power:power_plot", questions=None, badges=("Power",),
              headline=power_headline),  # questions_needed
         Kind("pool", "retrieval", "vectrixdb.evaluation.retrieval.pooling:pool_plot", questions=None, badges=("Pool",),

@@ -16,7 +16,6 @@ tables), integer keys such as k come back as integers, and `.plot()` works after
 """
 from __future__ import annotations
 
-import importlib
 import io as _io
 import json
 import math
@@ -28,7 +27,7 @@ from vectrixdb.errors import BadInput, MissingExtra, NotFound
 
 
 from vectrixdb.evaluation.runs import kinds_builtin  # noqa: F401 - registers the built-in kinds
-from vectrixdb.evaluation.runs.kinds import HEADER, KINDS, Kind, header_of, kind_of, register  # noqa: F401
+from vectrixdb.evaluation.runs.kinds import HEADER, KINDS, Kind, call, header_of, kind_of, register  # noqa: F401
 
 
 def now() -> float:
@@ -68,8 +67,7 @@ class Report(dict):
         target = kind_of(self.kind).plot
         if target is None:
             raise BadInput(f"a {self.kind} report has no plot")
-        module, function = target.split(":")
-        fig = getattr(importlib.import_module(module), function)(self, *args, **kwargs)
+        fig = call(target, self, *args, **kwargs)  # a callable or "module:function" (kinds.py)
         if save:
             from vectrixdb.plotting import save_figure
 

@@ -17,7 +17,8 @@ from tests.llama_server import AzureFront, IdentityEndpoint, Scripted, completio
 from vectrixdb.chat.writer import DATA_NOTE, ChatWriter, LimitConfig, Outcome, RequestConfig, inert, passage
 from vectrixdb.chat.limits import Limiter
 from vectrixdb.chat.prompt import CONTROL_TOKENS, SHAPES
-from vectrixdb.errors import BadInput, Refused
+from vectrixdb.chat.routes import Route, mask, register_route, unregister_route
+from vectrixdb.errors import BadInput, BadType, Refused
 
 
 class Draft(BaseModel):
@@ -593,6 +594,44 @@ def test_from_environment(monkeypatch, server):
     monkeypatch.setenv("AZURE_OPENAI_KEY", "azure-key-123456")
     w = ChatWriter.from_environment()
     assert w.describe()["kind"] == "azure" and w.model == "gpt-4o-mini" and "azure-key-123456" not in repr(w)
+
+
+def toy_route(host: str, port: int, *, token: str, timeout: float) -> Route:
+    """A toy wire: the model at http://HOST:PORT/toy/v1/chat/completions, a token in `x-toy-token`
+    and no Authorization header."""
+    import openai
+
+    client = openai.OpenAI(base_url=f"http://{host}:{port}/toy/v1", api_key="unused", timeout=timeout, max_retries=0,
+                           default_headers={"x-toy-token": token})
+    return Route(client, f"http://{host}:{port}/toy/v1/chat/completions", f"token {mask(token)} in x-toy-token", "toy",
+                 {"Authorization": openai.Omit()}, (token,))
+
+
+def test_a_new_route_is_one_builder_and_one_registration_line(server):
+    """A route registered by name is reached by ChatWriter.through with no branch of its own: the
+    request goes where the builder says, signed as it says; the writer's options stay the writer's."""
+    register_route("toy", toy_route)
+    try:
+        server.answer(GOOD, prompt=11, completion=7)
+        w = ChatWriter.through("toy", "127.0.0.1", server.port, token="toy-token-123456", model="m", max_retries=0)
+        got = w.ask(ASK, Draft)
+        assert got.ok and got.value.answer == "Yes, with no late fees." and (got.prompt_tokens, got.calls) == (11, 1)
+        (sent,) = server.requests
+        assert sent["path"] == "/toy/v1/chat/completions" and sent["json"]["model"] == "m"
+        assert sent["headers"]["x-toy-token"] == "toy-token-123456" and "authorization" not in sent["headers"]
+        assert w.describe() == {"route": f"http://127.0.0.1:{server.port}/toy/v1/chat/completions", "model": "m",
+                                "auth": "token toy…56 in x-toy-token", "kind": "toy"}
+        assert w.max_retries == 0 and "toy-token-123456" not in repr(w)
+        with pytest.raises(BadType, match=r"route 'toy' takes toy_route\(host: 'str', port: 'int'"):
+            ChatWriter.through("toy", "127.0.0.1", server.port, model="m")  # the builder's token is missing
+        with pytest.raises(BadInput, match="registered twice"):
+            register_route("toy", toy_route)
+    finally:
+        unregister_route("toy")
+    with pytest.raises(BadInput, match=r"no model route 'toy'; registered: \['azure', 'openai'\]"):
+        ChatWriter.through("toy", "127.0.0.1", server.port, token="t", model="m")
+    with pytest.raises(BadType, match="moved"):
+        ChatWriter.through("openai", server.url, model="m", temperature=0.2)  # a moved keyword is refused here too
 
 
 def test_writer_check_from_the_terminal(server):

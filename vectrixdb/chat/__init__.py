@@ -10,8 +10,8 @@ chunk notes) goes through one ChatWriter.
     parallel.py  concurrently(): asks at once, results in input order
     prompt.py    passages handed to a model as data, and the JSON shapes answers come back in
 
-A new model route (another service's wire): a function returning a `Route` in routes.py, and the
-branch of ChatWriter's constructor (writer.py) that picks it (today: openai_route or azure_route). Below evaluation/, above errors and io;
+A new model route (another service's wire): a function returning a `Route` and one
+`register_route(name, builder)` line (routes.py); `ChatWriter.through(name, ...)` reaches it. Below evaluation/, above errors and io;
 nothing here imports the store or evaluation. `from vectrixdb.chat import ChatWriter` and
 `from vectrixdb.evaluation import ChatWriter` hand over the same class.
 """

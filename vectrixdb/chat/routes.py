@@ -1,6 +1,13 @@
 """How ChatWriter reaches a model: building the `openai` client for a route, and reading its errors.
 
-Two kinds of route. Any OpenAI-style chat completions URL (Ollama, vLLM, llama.cpp, OpenAI, Azure AI
+Routes are built by name from one registry, ROUTES (`register_route(name, builder)`, `build_route`):
+a builder takes where the model is (positional: a URL; an endpoint and a deployment), its own
+keywords (keys, versions) and `timeout=` seconds, and returns a `Route`. `ChatWriter.through(name,
+*where, model=...)` reaches any registered route; `ChatWriter(url, ...)` is the "openai" route and
+`ChatWriter.azure_openai(...)` the "azure" one. A new route (another service's wire) is one builder
+function and one `register_route` line; nothing in the writer changes.
+
+Two routes are built in. Any OpenAI-style chat completions URL (Ollama, vLLM, llama.cpp, OpenAI, Azure AI
 Foundry) gets the SDK's `OpenAI` client, its base URL being the given URL less `/chat/completions`
 and its query string kept for every request (Foundry's `?api-version=`). An Azure OpenAI deployment
 gets the SDK's `AzureOpenAI` client, with a key or, without one, a bearer-token provider from
@@ -21,10 +28,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
-from vectrixdb.errors import BadInput, Refused, Unsupported
+from vectrixdb.errors import BadInput, BadType, Refused, Unsupported
 
 AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
 AZURE_API_VERSION = "2024-10-21"
@@ -43,7 +50,7 @@ class Route:
     client: Any
     name: str
     auth: str
-    kind: str  # "openai" or "azure"
+    kind: str  # the registered name of its route ("openai", "azure")
     headers: dict = field(default_factory=dict)  # sent with each request (the SDK drops Authorization only so)
     secrets: tuple = ()  # every key this route sends, so that no message shows one
 
@@ -141,6 +148,43 @@ def azure_route(endpoint: str, deployment: str, key: str | None, api_version: st
     name, secrets = shown_url(f"{endpoint.rstrip('/')}/openai/deployments/{deployment}/chat/completions"
                               f"?api-version={api_version}")
     return Route(client, name, auth, "azure", secrets=secrets + ((key,) if key else ()))
+
+
+#: Route builders by name (see the module doc); `register_route` adds one.
+ROUTES: dict[str, Callable[..., Route]] = {}
+
+
+def register_route(name: str, builder: Callable[..., Route]) -> Callable[..., Route]:
+    """Make `builder` reachable as route `name`; a name registered twice is refused (it would shadow
+    the first). Returns the builder, so it also serves as a decorator's body."""
+    if name in ROUTES:
+        raise BadInput(f"model route {name!r} is registered twice")
+    ROUTES[name] = builder
+    return builder
+
+
+def unregister_route(name: str) -> None:
+    """Remove a route (a test that registers its own takes it out again)."""
+    ROUTES.pop(name, None)
+
+
+def build_route(name: str, *where: Any, timeout: float, **options: Any) -> Route:
+    """The Route the builder registered as `name` makes for `where` and its options; an unknown name
+    is refused with the known ones, options the builder does not take with its signature."""
+    import inspect
+
+    if name not in ROUTES:
+        raise BadInput(f"no model route {name!r}; registered: {sorted(ROUTES)}")
+    builder = ROUTES[name]
+    try:
+        inspect.signature(builder).bind(*where, timeout=timeout, **options)
+    except TypeError as exc:
+        raise BadType(f"route {name!r} takes {builder.__name__}{inspect.signature(builder)}: {exc}") from None
+    return builder(*where, timeout=timeout, **options)
+
+
+register_route("openai", openai_route)
+register_route("azure", azure_route)
 
 
 def said(exc: BaseException, route: Route | None = None) -> str:

@@ -31,7 +31,7 @@ finds out which form the server takes. A refusal stops the batch with what the s
 asks already in flight finish and are cached. Ledger rows are in the order the asks finished, and
 the stop rule counts errors in that order.
 
-Routes and their clients are in chat.routes, reading replies and waits in chat.reply, the cache and
+Routes and their clients are in chat.routes (a registry by name: `ChatWriter.through(name, ...)`), reading replies and waits in chat.reply, the cache and
 the usage ledger in chat.cache, the rate limiter in chat.limits, passages and shapes in chat.prompt.
 """
 from __future__ import annotations
@@ -49,7 +49,7 @@ from vectrixdb.chat.limits import Limiter
 from vectrixdb.chat.parallel import KeyLocks, concurrently
 from vectrixdb.chat.prompt import DATA_NOTE, Shape, inert, passage
 from vectrixdb.chat.reply import Attempts, NotACompletion, read_completion
-from vectrixdb.chat.routes import AZURE_API_VERSION, Route, azure_route, openai_route, rejects_json_schema, shown_url
+from vectrixdb.chat.routes import AZURE_API_VERSION, Route, build_route, rejects_json_schema, shown_url
 from vectrixdb.errors import BadInput, BadType, Refused
 from vectrixdb.settings import moved
 
@@ -118,9 +118,25 @@ class ChatWriter:
         if not model:
             raise BadInput(f"model= names the model the server at {shown_url(url)[0]} should use (e.g. model='phi4-mini')")
         _configs(request, limits)
-        route = openai_route(url, key, key_header, timeout=limits.timeout)
+        route = build_route("openai", url, key, key_header, timeout=limits.timeout)
         self._setup(route, model, cache=cache, prices=prices, max_concurrency=max_concurrency,
                     max_retries=max_retries, request=request, limits=limits)
+
+    @classmethod
+    @moved("ChatWriter.through", MOVED)
+    def through(cls, route: str, *where: Any, model: str, **options: Any) -> "ChatWriter":
+        """A writer on any registered model route by its name (chat.routes.ROUTES): `where` and the
+        keywords that are not ChatWriter's options go to the route's builder, the options (cache,
+        prices, max_concurrency, max_retries, request, limits) to the writer, as ChatWriter's."""
+        if not model:
+            raise BadInput(f"model= names the model the {route!r} route should use")
+        given = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
+        _configs(given["request"], given["limits"])
+        built = build_route(route, *where, timeout=given["limits"].timeout,
+                            **{k: v for k, v in options.items() if k not in OPTIONS})
+        writer = cls.__new__(cls)
+        writer._setup(built, model, **given)
+        return writer
 
     def _setup(self, route: Route, model: str, *, cache: str | os.PathLike | None, prices: dict | None,
                max_concurrency: int, max_retries: int, request: RequestConfig, limits: LimitConfig) -> None:
@@ -149,13 +165,8 @@ class ChatWriter:
         unknown = set(options) - set(OPTIONS)
         if unknown:
             raise BadType(f"unknown option(s) {sorted(unknown)}; known: {sorted(OPTIONS)}")
-        given = {**OPTIONS, **options}
-        _configs(given["request"], given["limits"])
-        route = azure_route(endpoint, deployment, key, api_version, credential=credential,
-                            timeout=given["limits"].timeout)
-        writer = cls.__new__(cls)
-        writer._setup(route, deployment, **given)
-        return writer
+        return cls.through("azure", endpoint, deployment, key, api_version, credential=credential, model=deployment,
+                           **options)
 
     @classmethod
     @moved("ChatWriter.from_environment", MOVED)

@@ -113,6 +113,29 @@ def scifact_texts(n: int) -> list[str]:
     return list(load_beir(require(SCIFACT)).documents.values())[:n]
 
 
+def test_a_graph_digest_names_what_it_computes_not_the_names_openvino_made_up():
+    """Two exports of one network in two processes differ only in OpenVINO's made-up names (measured:
+    int8 weights equal byte for byte, vectors equal): one digest, so one cache key for every user.
+    Any change to a weight, a layer's type or an attribute is another digest."""
+    from vectrixdb.embedding_openvino import graph_digest
+
+    xml = (b'<?xml version="1.0"?>\n<net name="Model0" version="11">\n<layers>\n'
+           b'<layer id="3" name="Constant_254501" type="Const" version="opset1">\n'
+           b'<data element_type="i8" shape="384, 384" offset="0" size="147456" />\n</layer>\n'
+           b'<layer id="4" name="Convert_254502" type="Convert" version="opset1">\n'
+           b'<data destination_type="f32" />\n<output><port id="1" precision="FP32" names="sentence_embedding" />'
+           b'</output>\n</layer>\n</layers>\n</net>\n')
+    weights = bytes(range(256)) * 4
+    again = xml.replace(b"Model0", b"Model115").replace(b"_254501", b"_529606").replace(b"_254502", b"_529607")
+    assert graph_digest(xml, weights) == graph_digest(again, weights)
+    assert len(graph_digest(xml, weights)) == 16
+    changed_weight = weights[:10] + bytes([weights[10] ^ 1]) + weights[11:]
+    for other_xml, other_weights in ((xml, changed_weight), (xml.replace(b'"Convert"', b'"Relu"'), weights),
+                                     (xml.replace(b'"f32"', b'"f16"'), weights),
+                                     (xml.replace(b'names="sentence_embedding"', b'names="other"'), weights)):
+        assert graph_digest(other_xml, other_weights) != graph_digest(xml, weights)
+
+
 @pytest.mark.slow
 def test_int8_is_calibrated_on_the_shipped_set_exported_once_and_never_shares_the_float_cache(tmp_path):
     """The int8 graph lands in the session's home (other int8 tests reuse it); its calibration is the

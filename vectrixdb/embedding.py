@@ -340,6 +340,9 @@ class SentenceEmbedder:
                 start = time.perf_counter()
                 ovb.export(bundled_model_path(), xml.parent, kind)
                 _say(f"exported {kind} in {time.perf_counter() - start:.0f}s")
+                slow = ovb.int8_not_faster() if kind.startswith("int8") else None
+                if slow:
+                    _say(f"note: {slow}")  # once per home, with the export; the vectors do not depend on it
             self._graph = ovb.read_graph(xml)
         return self._graph
 

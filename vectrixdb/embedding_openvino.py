@@ -1,7 +1,8 @@
 """The bundled model on OpenVINO: fp32, bf16 or static int8, exported offline and kept on disk.
 
 Why: embedding is what ingestion spends its time on, and OpenVINO runs the same network several
-times faster than torch on a CPU (int8 with VNNI/AMX, bf16 with AMX). Why not sentence-transformers'
+times faster than torch on a CPU with the instructions for it (int8 with VNNI/AMX, bf16 with
+AMX: 3.19x on a Xeon with AMX); on an AVX2-only CPU int8 runs at fp32's speed (int8_not_faster). Why not sentence-transformers'
 own `backend="openvino"`: it needs optimum-intel, which pulls torchvision (breaks `import
 transformers` here) and downgrades transformers; openvino + nncf alone need neither.
 
@@ -16,7 +17,8 @@ The export is saved once per home under $VECTRIXDB_HOME/models/ (or $VECTRIXDB_M
 reused by every process.
 
 Identity: the backend's vectors differ from the float model's, so its cache key names the backend
-and the SHA-256 of the exported graph's files; a re-export (another calibration file, another NNCF)
+and the SHA-256 of what the exported graph computes (graph_digest: weights and layers, not the
+names OpenVINO makes up), so every user's export of it has one key; a re-export (another calibration file, another NNCF)
 gets new cache entries, never the old ones. The int8 graph encodes with openvino + tokenizers
 only: neither torch nor sentence-transformers is imported once the graph is on disk.
 
@@ -34,6 +36,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -192,11 +195,47 @@ def export(model_dir: str, folder: Path, kind: str) -> Path:
     return target
 
 
+#: The names OpenVINO makes up for a graph and its layers ("Model115", "Constant_529606"): a count of
+#: the nodes made before in the process, so two exports of one network in two processes differ there.
+_MADE_UP_NAMES = re.compile(rb' name="[^"]*"')
+
+
+def graph_digest(graph: bytes, weights: bytes) -> str:
+    """SHA-256 (first 16 hex digits) of what the graph computes: its weights and its XML with the
+    made-up layer names left out, so every export of the same network on the same inputs (every
+    user's, every home's) has one digest and one cache key; any changed weight, layer, shape or
+    attribute changes it. Measured: two int8 exports in two processes had equal weights byte for
+    byte and equal vectors, differing only in those names."""
+    return hashlib.sha256(_MADE_UP_NAMES.sub(b"", graph) + b"\0" + weights).hexdigest()[:16]
+
+
 def read_graph(xml: Path) -> tuple[bytes, bytes, str]:
-    """The graph's two files and the SHA-256 over both (first 16 hex digits), read once, so the
-    digest always describes the very bytes that are compiled (another process may re-export)."""
+    """The graph's two files and their digest (graph_digest), read once, so the digest always
+    describes the very bytes that are compiled (another process may re-export)."""
     graph, weights = xml.read_bytes(), xml.with_suffix(".bin").read_bytes()
-    return graph, weights, hashlib.sha256(graph + b"\0" + weights).hexdigest()[:16]
+    return graph, weights, graph_digest(graph, weights)
+
+
+#: CPU flags (Linux /proc/cpuinfo) of int8 dot-product instructions, which int8 inference needs to
+#: beat fp32: AVX-512 VNNI, AVX-VNNI, AMX-INT8.
+INT8_DOT_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
+
+
+@functools.cache
+def int8_not_faster() -> str | None:
+    """Why the int8 graph will run at about fp32 speed on this CPU, or None when it should be faster
+    or this cannot be told (no /proc/cpuinfo). Without int8 dot-product instructions OpenVINO
+    still runs int8 (AVX2 kernels), with the same vectors, but measured here on an AVX2-only AMD
+    EPYC it embedded 1.0x fp32's passages per CPU second (benchmarks/quantized_embedding.json)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), None)
+    if flags is None or any(flag in flags for flag in INT8_DOT_FLAGS):
+        return None
+    return ("this CPU has no int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI or AMX), so the int8 "
+            "embedder runs at about the float model's speed here; its vectors are the same as on any other CPU")
 
 
 def compiled_cache(folder: Path) -> str | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from tests.llama_server import AzureFront, IdentityEndpoint, Scripted, completion
+from tests.servers import free_port
 from vectrixdb.chat.writer import DATA_NOTE, ChatWriter, LimitConfig, Outcome, RequestConfig, inert, passage
 from vectrixdb.chat.limits import Limiter
 from vectrixdb.chat.prompt import CONTROL_TOKENS, SHAPES
@@ -218,9 +218,7 @@ def test_refusals_raise_with_what_the_service_said(server, tmp_path, status, mes
 
 
 def test_nothing_listening_is_a_refusal():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # bound and let go: nothing listens there
     with pytest.raises(Refused, match="no chat service answered"):
         ChatWriter(f"http://127.0.0.1:{port}/v1/chat/completions", model="m", max_retries=0).ask(ASK, Draft)
 

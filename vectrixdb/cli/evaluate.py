@@ -149,15 +149,20 @@ def register(app: typer.Typer, open_collection) -> None:
         """Every saved run under FOLDER, newest first."""
         from vectrixdb import io
         from vectrixdb.evaluation import list_runs
+        from vectrixdb.evaluation.runs.store import unregistered_runs
 
         if not io.is_remote(folder) and not Path(folder).expanduser().is_dir():
             raise NotFound(f"{folder}: " + ("is a file, not a folder of runs" if Path(folder).exists() else
                                             "no such folder"))
         frame = list_runs(folder, kind)
-        if as_json:  # every column of list_runs, for scripts
+        hidden = [u for u in unregistered_runs(folder) if kind is None or u["kind"] == kind]
+        if as_json:  # every column of list_runs, for scripts; what it cannot show goes to stderr
             typer.echo(frame.to_json(orient="records") if len(frame) else "[]")
-            return
-        typer.echo(runs_text(frame) if len(frame) else f"no runs under {folder}")
+        else:
+            typer.echo(runs_text(frame) if len(frame) else
+                       f"no runs{' of a registered kind' if hidden else ''} under {folder}")
+        for u in hidden:
+            typer.echo(u["note"], err=as_json)
 
     @runs_app.command("show")
     def runs_show(run: str, folder: str = typer.Option(..., help="the folder the runs were saved in"),

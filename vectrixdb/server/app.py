@@ -140,7 +140,8 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
             r["extra"] = {k: v for k, v in r.items() if k not in {c for c, _ in COLUMNS} |
                           {"kind", "extra", "started", "error"} and not k.endswith(" k") and v is not None and v == v}
         return page(request, "runs.html", rows=shown, columns=COLUMNS, scores=SCORES, types=types, states=STATES,
-                    counts=counts, total=len(rows), filters={"type": type, "state": state}, sort=sort, order=order)
+                    counts=counts, total=len(rows), filters={"type": type, "state": state}, sort=sort, order=order,
+                    hidden=runs.unregistered())
 
     def run_context(run_id: str) -> dict[str, Any]:
         report = cache.get(run_id)["report"]

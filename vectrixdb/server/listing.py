@@ -10,6 +10,9 @@ differs in two ways, neither of which changes a row:
   never again (runs.LiveRun's last write), so only pending and running runs are read again (with
   their progress log, evaluation/runs/progress.py).
 
+Runs saved under a folder no registered kind claims are not rows (nothing here can draw them), but
+`unregistered()` counts them by kind and the list page says so, naming the module setting to use.
+
 Rows are made by runs.listed, the rule list_runs uses, so `frame()` equals `list_runs(folder)`: a
 header or report.json that cannot be used (evaluation/runs/saved.py says why) is a row in state
 `unreadable` naming the file and why, and never stops the others from being listed. A run id
@@ -94,6 +97,13 @@ class Runs:
         rows = [e[2] for e in self.heads()]
         frame = pd.DataFrame(rows)
         return frame.sort_values("run_id", ascending=False).reset_index(drop=True) if rows else frame
+
+    def unregistered(self) -> list[dict[str, Any]]:
+        """The runs under folders no registered kind claims (store.unregistered_runs): the list says
+        how many there are and what to import instead of leaving them out in silence."""
+        from vectrixdb.evaluation.runs.store import unregistered_runs
+
+        return unregistered_runs(self.folder)
 
     def ref(self, run_id: str) -> Ref:
         """The listed run with this id; NotFound for anything else (never a path built from it)."""

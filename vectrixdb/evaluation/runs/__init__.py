@@ -13,6 +13,9 @@
     ppi.py          ppi_mean: a judged mean from many model and a few human verdicts
     pipeline.py     run_evaluation: a whole pipeline's evaluation with a saved lifecycle
 
-A new report kind: one `register(Kind(...))` (kinds.py says what each field means) beside the verb
-that makes it; runs, the dashboard (server/), the certificate (export/) and the CLI read kinds only.
+A new report kind: one module holding the verb and its `register(Kind(...))` (kinds.py says what each
+field means), plus its one registration line: the module's name added to `kinds.MODULES` (inside
+vectrixdb) or to the VECTRIXDB_KINDS setting (outside), so a fresh `vectrixdb runs list` or `serve`
+imports it. Runs, the dashboard (server/), the certificate (export/) and the CLI read kinds only; a
+saved run of a kind nobody registered is reported by listings as such, not skipped.
 """

@@ -40,6 +40,20 @@ A hook is a callable or a "module:function" string, imported when first called, 
 needs nothing below it at import time. The built-in kinds are declared in evaluation/runs/kinds_builtin.py;
 a new kind is one such declaration (a test registers one of its own: tests/test_kinds.py).
 
+Where the registration line goes: a kind registers when its module is imported, and a fresh
+`vectrixdb runs list` or `vectrixdb serve` imports only what it needs, so the module must be named
+where listings look. `declared()` (run before every listing and lookup here) imports, once each:
+
+    MODULES                  the package's own kind modules beyond the built-ins: a new kind inside
+                             vectrixdb is its module plus one string added to this tuple
+    VECTRIXDB_KINDS          a setting: comma-separated modules outside the package that declare
+                             kinds (`VECTRIXDB_KINDS=mypkg.latency_kind vectrixdb serve runs/`)
+
+A module named there that cannot be imported is refused (BadInput naming it and where it was named).
+A saved run whose kind is declared nowhere is still reported, never skipped in silence: listings
+count the runs under folders no registered kind claims (store.unregistered_runs) and the CLI and the
+dashboard list say how many, of which kind, and what to import.
+
 Why strings: evaluation/ must not import server/, export/ or cli/ (tests/test_layout.py), yet a
 kind's run-page view, certificate tables and panels are drawn there. A string keeps every fact
 about a kind in its one declaration without that import; the price, a typo found only when the
@@ -55,6 +69,7 @@ so a folder of runs is listed without parsing any body.
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Union
 
@@ -142,6 +157,27 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {}
+MODULES: tuple[str, ...] = ()  # the package's kind modules beyond kinds_builtin (see "Where the registration line goes")
+SETTING = "VECTRIXDB_KINDS"
+_imported: set[str] = set()
+
+
+def declared() -> dict[str, Kind]:
+    """KINDS after importing (once each) the modules MODULES and the VECTRIXDB_KINDS setting name, so
+    a kind declared outside the modules a command happens to import is known to every listing."""
+    named = [(m, "kinds.MODULES") for m in MODULES]
+    named += [(m.strip(), SETTING) for m in os.environ.get(SETTING, "").split(",") if m.strip()]
+    for module, where in named:
+        if module in _imported:
+            continue
+        _imported.add(module)  # before importing: a module that lists kinds while it loads does not loop
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            _imported.discard(module)
+            raise BadInput(f"{where} names {module!r}, which cannot be imported ({exc}); "
+                           "name a module that declares report kinds") from None
+    return KINDS
 
 
 def register(kind: Kind) -> Kind:
@@ -159,19 +195,22 @@ def unregister(name: str) -> None:
 
 def kind_of(name: str) -> Kind:
     if name not in KINDS:
-        raise BadInput(f"unknown report kind {name!r}; known: {sorted(KINDS)}")
+        declared()
+    if name not in KINDS:
+        raise BadInput(f"unknown report kind {name!r}; known: {sorted(KINDS)} (a kind is known once the module "
+                       f"declaring it is imported: name it in {SETTING}, or in kinds.MODULES inside vectrixdb)")
     return KINDS[name]
 
 
 def folders() -> list[str]:
     """Every folder runs are saved in, sorted."""
-    return sorted({k.folder for k in KINDS.values()})
+    return sorted({k.folder for k in declared().values()})
 
 
 def badges() -> tuple[str, ...]:
     """Every badge a run can show, in the order the kinds were registered (the list's Type filter)."""
     out: list[str] = []
-    for kind in KINDS.values():
+    for kind in declared().values():
         out += [b for b in kind.badges if b not in out]
     return tuple(out)
 

@@ -52,6 +52,46 @@ def list_runs(folder: str, kind: str | None = None):
     return frame.sort_values("run_id", ascending=False).reset_index(drop=True) if rows else frame
 
 
+def unregistered_runs(folder: str) -> list[dict[str, Any]]:
+    """Saved runs no listing shows because no registered kind claims their folder: one entry
+    {"kind", "runs", "where", "note"} per kind and folder. A run is a `<folder>/<sub>/runs/<id>/` with
+    a header.json or report.json; its kind is the one that file names ("?" when it names none)."""
+    claimed = set(kinds.folders())
+    found: dict[tuple[str, str], int] = {}
+    for sub in io.listdir(folder):
+        base = io.join(folder, sub, "runs")
+        if sub in claimed:
+            continue
+        for run_id in io.listdir(base):
+            kind = _kind_named(io.join(base, run_id))
+            if kind is not None:
+                found[(kind, base)] = found.get((kind, base), 0) + 1
+    return [{"kind": kind, "runs": n, "where": where, "note": unregistered_note(kind, n, where)}
+            for (kind, where), n in sorted(found.items())]
+
+
+def unregistered_note(kind: str, runs: int, where: str) -> str:
+    return (f"{runs} run{'s' if runs != 1 else ''} of unregistered kind {kind!r} under {where}: import the module "
+            f"that declares it (name it in {kinds.SETTING}=module,module; inside vectrixdb, in kinds.MODULES)")
+
+
+def _kind_named(run_folder: str) -> str | None:
+    """The kind a run folder's header.json (else report.json's head) names; None when it holds neither."""
+    for name in (kinds.HEADER, "report.json"):
+        raw = _read(io.join(run_folder, name))
+        if raw is not None:
+            data, _ = read_head(raw) if name == "report.json" else _parsed(raw)
+            kind = data.get("kind") if isinstance(data, dict) else None
+            return kind if isinstance(kind, str) else "?"
+    return None
+
+
+def _parsed(raw: bytes) -> tuple[Any, str | None]:
+    from vectrixdb.evaluation.runs.saved import parse
+
+    return parse(raw)
+
+
 def _read(path: str) -> bytes | None:
     return io.read_bytes(path) if io.exists(path) else None
 

@@ -632,6 +632,92 @@ def test_a_new_route_is_one_builder_and_one_registration_line(server):
         ChatWriter.through("openai", server.url, model="m", temperature=0.2)  # a moved keyword is refused here too
 
 
+class WireClient:
+    """A client of another wire (not the openai SDK): POST {url}/generate {"model", "prompt"} with httpx,
+    the reply made into a chat completion; `sent` counts the requests it tried; `fail` raises instead."""
+
+    def __init__(self, url: str, timeout: float, fail: BaseException | None = None):
+        from types import SimpleNamespace
+
+        self.url, self.timeout, self.fail, self.sent = url, timeout, fail, 0
+        self.chat = SimpleNamespace(completions=SimpleNamespace(with_raw_response=SimpleNamespace(create=self.create)))
+
+    def create(self, *, model, messages, **_ignored):
+        import httpx
+
+        self.sent += 1
+        if self.fail is not None:
+            raise self.fail
+        got = httpx.post(self.url + "/generate", json={"model": model, "prompt": str(messages)}, timeout=self.timeout)
+        got.raise_for_status()
+        raise AssertionError("nothing should answer here")
+
+
+class WireDown(Exception):
+    """The wire's own error type, which only its route's errors hook knows."""
+
+
+def test_a_route_outside_the_sdk_with_nothing_listening_is_refused_after_its_retries():
+    """httpx's ConnectError from a route that is not the SDK's is retried as the SDK's connection
+    errors are (max_retries), then Refused naming the route: never a raw httpx error."""
+    clients = []
+
+    def wire_route(url: str, *, timeout: float) -> Route:
+        clients.append(WireClient(url, timeout))
+        return Route(clients[-1], url + "/generate", "no key", "wire")
+
+    register_route("wire", wire_route)
+    try:
+        url = f"http://127.0.0.1:{free_port()}"  # bound and let go: nothing listens there
+        w = ChatWriter.through("wire", url, model="m", max_retries=2)
+        with pytest.raises(Refused, match=rf"no chat service answered at {url}/generate \(route 'wire'\) after 3 "
+                                          r"requests: ConnectError"):
+            w.ask(ASK, Draft)
+        assert clients[-1].sent == 3  # the first try and its two retries
+    finally:
+        unregister_route("wire")
+
+
+def test_a_routes_errors_hook_sorts_its_own_exceptions():
+    """Route.errors says what an exception of its client means: "failed" is that request's error
+    outcome (not retried), a Refused stops the run, "transient" is retried; an exception nobody
+    sorts (neither the SDK's, a network error nor the hook's) propagates as it is."""
+    def hook(exc):
+        if isinstance(exc, WireDown):
+            return Refused(f"the wire is down: {exc}") if "down" in str(exc) else "failed"
+        return "transient" if isinstance(exc, TimeoutError) else None
+
+    outcomes = {}
+    for name, fail in [("failed", WireDown("bad request")), ("refused", WireDown("down for maintenance")),
+                       ("transient", TimeoutError("slow")), ("unsorted", KeyError("oops"))]:
+        client = WireClient("http://unused", 1.0, fail)
+        register_route("hooked", lambda url, *, timeout, c=client: Route(c, url, "no key", "hooked", errors=hook))
+        try:
+            w = ChatWriter.through("hooked", "http://wire.example/generate", model="m", max_retries=1)
+            try:
+                outcomes[name] = (w.ask(ASK, Draft), client.sent)
+            except Exception as exc:  # noqa: BLE001 - what escaped is the point
+                outcomes[name] = (exc, client.sent)
+        finally:
+            unregister_route("hooked")
+    got, sent = outcomes["failed"]
+    assert got.status == "error" and "WireDown: bad request" in got.reason and sent == 1
+    got, sent = outcomes["refused"]
+    assert isinstance(got, Refused) and "the wire is down: down for maintenance" in str(got) and sent == 1
+    got, sent = outcomes["transient"]
+    assert got.status == "error" and got.reason == "TimeoutError after 2 requests: slow" and sent == 2
+    got, sent = outcomes["unsorted"]
+    assert type(got) is KeyError and sent == 1
+
+    client = WireClient("http://unused", 1.0, WireDown("x"))
+    register_route("hooked", lambda url, *, timeout: Route(client, url, "no key", "hooked", errors=lambda e: "maybe"))
+    try:
+        with pytest.raises(BadType, match="route 'hooked''s errors hook returned 'maybe' for WireDown"):
+            ChatWriter.through("hooked", "http://wire.example/generate", model="m").ask(ASK, Draft)
+    finally:
+        unregister_route("hooked")
+
+
 def test_writer_check_from_the_terminal(server):
     import typer
     from typer.testing import CliRunner

@@ -10,8 +10,12 @@ chunk notes) goes through one ChatWriter.
     parallel.py  concurrently(): asks at once, results in input order
     prompt.py    passages handed to a model as data, and the JSON shapes answers come back in
 
-A new model route (another service's wire): a function returning a `Route` and one
-`register_route(name, builder)` line (routes.py); `ChatWriter.through(name, ...)` reaches it. Below evaluation/, above errors and io;
+A new model route (another service's wire): its own module with a function returning a `Route` (what
+the writer calls on `Route.client` and what it must return: routes.Route) and, at its bottom, the
+`register_route(name, builder)` line. The one line outside it: the module's name in
+routes.ROUTE_MODULES (inside the package), or an `import` of it in the code that calls
+`ChatWriter.through(name, ...)` (outside). Its errors are sorted by routes.verdict (an `errors` hook,
+then network errors retried and refused as the SDK's are). Below evaluation/, above errors and io;
 nothing here imports the store or evaluation. `from vectrixdb.chat import ChatWriter` and
 `from vectrixdb.evaluation import ChatWriter` hand over the same class.
 """

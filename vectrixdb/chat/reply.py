@@ -24,7 +24,7 @@ import random
 import time
 from typing import Any, Mapping
 
-from vectrixdb.chat.routes import Route, refusal, said
+from vectrixdb.chat.routes import Route, nothing_listening, refusal, said, verdict
 from vectrixdb.errors import Refused
 
 CAP = 60.0
@@ -136,17 +136,27 @@ class Attempts:
     """The retry rule for one request: 408, 409, 429 and 5xx replies and connections dropped or timed
     out are tried again up to max_retries times; 429s past that slow the whole writer down (the
     limiter) up to `patience` times more; then, or when a wait asked for is over CAP, or on a
-    refusal (chat.routes.refusal), Refused is raised with the service's words."""
+    refusal (chat.routes.refusal), Refused is raised with the service's words. Errors that are not
+    the SDK's (a route of another wire) are sorted by chat.routes.verdict and retried by `transient`."""
 
     def __init__(self, route: Route, max_retries: int, patience: int, limiter: Any):
         self.route, self.max_retries, self.patience, self.limiter = route, max_retries, patience, limiter
         self.failures = self.limited = 0
 
     def after(self, exc: BaseException) -> tuple[str | None, float]:
-        """(the request's error, or None to try again; seconds to wait before trying) after the SDK raised."""
+        """(the request's error, or None to try again; seconds to wait before trying) after the client raised."""
         import openai
 
         route, limit = self.route, self.max_retries
+        sdk = isinstance(exc, openai.OpenAIError)
+        if not sdk or route.errors is not None:
+            ruled = verdict(exc, route)
+            if isinstance(ruled, Refused):
+                raise ruled from exc
+            if ruled == "failed":
+                return f"{type(exc).__name__}: {route.scrub(exc)}", 0.0
+            if ruled == "transient":
+                return self.transient(exc)
         if isinstance(exc, openai.APIStatusError):
             stop = refusal(exc, route)
             if stop is not None:
@@ -184,3 +194,16 @@ class Attempts:
         if stop is not None:
             raise stop from exc
         raise exc
+
+    def transient(self, exc: BaseException) -> tuple[str | None, float]:
+        """A route's own error that may pass (routes.verdict said "transient"): tried again up to
+        max_retries times, as the SDK's connection errors are; then Refused naming the route when
+        nothing ever accepted the connection, else this request's error."""
+        self.failures += 1
+        if self.failures <= self.max_retries:
+            return None, retry_wait(None, self.failures)
+        words = self.route.scrub(exc)
+        if nothing_listening(exc):
+            raise Refused(f"no chat service answered at {self.route.name} (route {self.route.kind!r}) after "
+                          f"{self.failures} requests: {type(exc).__name__}: {words}", said=words) from exc
+        return f"{type(exc).__name__} after {self.failures} requests: {words}", 0.0

@@ -1,11 +1,13 @@
-"""How ChatWriter reaches a model: building the `openai` client for a route, and reading its errors.
+"""How ChatWriter reaches a model: building a route's client (the `openai` SDK's for the built-ins), and
+reading its errors.
 
 Routes are built by name from one registry, ROUTES (`register_route(name, builder)`, `build_route`):
 a builder takes where the model is (positional: a URL; an endpoint and a deployment), its own
 keywords (keys, versions) and `timeout=` seconds, and returns a `Route`. `ChatWriter.through(name,
 *where, model=...)` reaches any registered route; `ChatWriter(url, ...)` is the "openai" route and
 `ChatWriter.azure_openai(...)` the "azure" one. A new route (another service's wire) is one builder
-function and one `register_route` line; nothing in the writer changes.
+function and one `register_route` line; nothing in the writer changes (what the writer calls on a
+route's client, and what it must return, is in `Route`'s docstring).
 
 Two routes are built in. Any OpenAI-style chat completions URL (Ollama, vLLM, llama.cpp, OpenAI, Azure AI
 Foundry) gets the SDK's `OpenAI` client, its base URL being the given URL less `/chat/completions`
@@ -23,12 +25,28 @@ any secret in it is masked where the URL is built (`shown_url`), a key in the qu
 `refusal` turns what the SDK raises into `Refused` when the service says no to the whole run (a key
 it will not take, a model or deployment that is not there, a quota used up, nothing listening),
 keeping its words.
+
+A route whose client is not the SDK's (another service's wire) raises its own errors; `verdict`
+sorts them by one rule (its `Route.errors` hook first, then the default): an HTTP library's
+transport errors (httpx's TransportError and anything of that name, any OSError: refused, reset,
+timed out, no such host) are retried like the SDK's connection errors and, after the retries,
+are `Refused` naming the route when nothing ever accepted the connection, else that request's
+error; an httpx HTTPStatusError is read by its status as the SDK's are (401/403/404 refuse the run,
+408/409/429/5xx are retried, other 4xx are the request's error). Anything else propagates as it is
+(a bug in the route, shown as one).
+
+Where a new route's `register_route` line lives: at the bottom of its own module (as the two
+built-ins' are at the bottom of this one), which must be imported before `ChatWriter.through(name,
+...)` builds it. A route module inside the package is named in ROUTE_MODULES below, which
+`build_route` imports when it meets a name not yet registered (a string, so no import circle); one
+outside is imported by the code that uses it (`import mypkg.my_route`). An unknown name is refused
+saying so.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Literal, Union
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
 from vectrixdb.errors import BadInput, BadType, Refused, Unsupported
@@ -42,17 +60,36 @@ _EXTRA = "pip install 'vectrixdb[chat]'"
 SECRET_NAMES = re.compile(r"key|token|secret|passw|pwd|sig|code|auth|credential|session", re.I)
 
 
+#: What a route's `errors` hook says of an exception its client raised: "transient" (try again, as a
+#: dropped connection), "failed" (this request's error, not retried), a Refused to raise (the run
+#: stops), or None (not its call: the default rule, `verdict`, decides).
+Verdict = Union[Literal["transient", "failed"], Refused, None]
+
+
 @dataclass(frozen=True)
 class Route:
     """A built client and how to name it: `name` is the URL (part of every cache key), `auth` says
-    how requests are signed with any key masked."""
+    how requests are signed with any key masked.
+
+    `client` is whatever sends one request. The writer calls exactly
+    `client.chat.completions.with_raw_response.create(**payload).http_response.text`, where payload
+    holds `model`, `messages` (a list of {"role", "content"}), the sampling keywords (`temperature`,
+    `max_tokens`, `seed`, ... when set), `response_format` (for a shaped answer: {"type": "json_schema",
+    "json_schema": {"name", "schema", "strict"}} or {"type": "json_object", "schema"}), `extra_body`
+    and `extra_headers` (this route's `headers`, or None); a client takes what it needs and ignores
+    the rest. `.http_response.text` must be the body of an OpenAI chat completion as JSON ({"choices":
+    [{"message": {"content"}, "finish_reason"}], "usage": {"prompt_tokens", "completion_tokens"},
+    "model"}: chat/reply.read_completion says what is checked). Anything it raises is sorted by
+    `verdict` (the module doc): the SDK's errors by their type, others by `errors` and the default."""
 
     client: Any
     name: str
     auth: str
-    kind: str  # the registered name of its route ("openai", "azure")
-    headers: dict = field(default_factory=dict)  # sent with each request (the SDK drops Authorization only so)
+    kind: str  # the name its builder was registered under ("openai", "azure", or a new route's)
+    headers: dict = field(default_factory=dict)  # passed as extra_headers on each request (the openai route's
+    # {"Authorization": Omit()}: the SDK's only way to send no bearer token when there is no key)
     secrets: tuple = ()  # every key this route sends, so that no message shows one
+    errors: Callable[[BaseException], Verdict] | None = None  # its own exceptions sorted first (see Verdict)
 
     def scrub(self, text: Any) -> str:
         """`text` with each of this route's secrets masked (also percent-encoded, as a URL holds it)."""
@@ -152,6 +189,8 @@ def azure_route(endpoint: str, deployment: str, key: str | None, api_version: st
 
 #: Route builders by name (see the module doc); `register_route` adds one.
 ROUTES: dict[str, Callable[..., Route]] = {}
+#: Route modules inside the package beyond this one, imported by build_route when a name is unknown.
+ROUTE_MODULES: tuple[str, ...] = ()
 
 
 def register_route(name: str, builder: Callable[..., Route]) -> Callable[..., Route]:
@@ -171,10 +210,15 @@ def unregister_route(name: str) -> None:
 def build_route(name: str, *where: Any, timeout: float, **options: Any) -> Route:
     """The Route the builder registered as `name` makes for `where` and its options; an unknown name
     is refused with the known ones, options the builder does not take with its signature."""
+    import importlib
     import inspect
 
     if name not in ROUTES:
-        raise BadInput(f"no model route {name!r}; registered: {sorted(ROUTES)}")
+        for module in ROUTE_MODULES:
+            importlib.import_module(module)
+    if name not in ROUTES:
+        raise BadInput(f"no model route {name!r}; registered: {sorted(ROUTES)} (a route is registered when the "
+                       f"module holding its register_route line is imported: import it first)")
     builder = ROUTES[name]
     try:
         inspect.signature(builder).bind(*where, timeout=timeout, **options)
@@ -262,3 +306,48 @@ def rejects_json_schema(exc: BaseException) -> bool:
         return False
     words = said(exc).lower()
     return "json_schema" in words and ("response_format" in words or "json_object" in words)
+
+
+def verdict(exc: BaseException, route: Route) -> Verdict:
+    """How the retry rule treats an exception that is not the openai SDK's (the module doc): the
+    route's `errors` hook first, then httpx status errors by their status, transport errors and
+    OSError as transient; None for anything else (it propagates)."""
+    if route.errors is not None:
+        got = route.errors(exc)
+        if got is not None:
+            if not isinstance(got, Refused) and got not in ("transient", "failed"):
+                raise BadType(f"route {route.kind!r}'s errors hook returned {got!r} for {type(exc).__name__}; "
+                              "it returns 'transient', 'failed', a Refused or None")
+            return got
+    names = {c.__name__ for c in type(exc).__mro__}
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if "HTTPStatusError" in names and isinstance(status, int):
+        words = route.scrub(said(exc))
+        if status in (401, 403):
+            return Refused(f"{route.name} would not take the credentials ({status}): {words}", said=words, status=status)
+        if status == 404:
+            return Refused(f"{route.name} has no such model or deployment (404): {words}", said=words, status=404)
+        return "transient" if status in (408, 409, 429) or status >= 500 else "failed"
+    if "TransportError" in names or isinstance(exc, OSError):
+        return "transient"
+    return None
+
+
+def nothing_listening(exc: BaseException) -> bool:
+    """True when an exception, or one it was raised from, says no connection was ever accepted:
+    httpx's ConnectError (matched by name, as never_connected does), a refused connection or an
+    unknown host (urllib's URLError carries it as `reason`)."""
+    import socket
+
+    seen: set[int] = set()
+    todo: list[Any] = [exc]
+    while todo:
+        e = todo.pop()
+        if not isinstance(e, BaseException) or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, (ConnectionRefusedError, socket.gaierror)) or \
+                any(c.__name__ == "ConnectError" for c in type(e).__mro__):
+            return True
+        todo += [e.__cause__, e.__context__, getattr(e, "reason", None)]
+    return False

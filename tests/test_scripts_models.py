@@ -158,3 +158,37 @@ def test_model_chunking_bench_small(data, tmp_path):  # noqa: F811 (the fixture)
     titles = {(r["json"].get("response_format") or {}).get("schema", {}).get("title") for r in server.requests}
     assert {"cuts", "note", "answer", "verdict"} <= titles
     assert got["model_builds"] and got["seconds"] > 0
+
+
+def test_judge_calibration_scripted(tmp_path):
+    """judge_calibration.py as the 1.5B's published run was taken (--group metric in blocks,
+    --reason-chars 0, --flip) against the scripted server, whose every verdict is 1 (the schema's
+    top score): 4 held-out cases x 4 metrics asked once each and the flip pairs three times more, a
+    rerun asks nothing new, and the lexical bar it scores on the same cases equals the lexical run's
+    own figures on those cases."""
+    server = scripted()
+    args = ("--url", server.url, "--model", "scripted", "--limit", "4", "--group", "metric", "--block", "2",
+            "--reason-chars", "0", "--cache", str(tmp_path / "cache"))
+    try:
+        got = run_script("judge_calibration.py", *args, "--flip", "2", tmp_path=tmp_path / "first")
+        sent = len(server.requests)
+        again = run_script("judge_calibration.py", *args, tmp_path=tmp_path / "again")
+    finally:
+        server.close()
+    lexical = run_script("judge_calibration.py", "--model", "lexical", "--limit", "4", "--cache", str(tmp_path / "lex"),
+                         tmp_path=tmp_path / "lexical")
+    assert got["cases_judged"] == 4 and got["calls"]["asked"] == 16 and sent == 16 + 2 * 3
+    assert again["calls"]["asked"] == 0 and again["calls"]["cached"] == 16 and len(server.requests) == sent
+    schema = next(r["json"]["response_format"] for r in server.requests)
+    schema = schema.get("schema") or schema["json_schema"]["schema"]
+    assert schema["properties"]["reason"]["maxLength"] == 0  # --reason-chars 0 reached the server
+    assert lexical["lexical_on_the_same_cases"] is None
+    for metric, row in got["per_metric"].items():
+        assert row["scored"] == 4 and row["judge_mean"] == 1.0
+        bar, alone = got["lexical_on_the_same_cases"][metric], lexical["per_metric"][metric]
+        assert bar["n"] == 4 and bar["judge_kappa"] == row["kappa"] and bar["lexical_kappa"] == alone["kappa"]
+        assert bar["lexical_agreement"] == alone["agreement"] and bar["judge_agreement"] == row["agreement"]
+        if bar["judge_kappa"] is not None and bar["lexical_kappa"] is not None:
+            assert bar["kappa_minus_lexical"] == pytest.approx(bar["judge_kappa"] - bar["lexical_kappa"])
+    for name in ("temperature_0", "temperature_0.8"):
+        assert got["flip"][name] == {"pairs": 2, "flip_rate": 0.0, "mean_spread": 0.0}

@@ -81,11 +81,59 @@ def test_overlap_defaults_to_a_fifth_and_is_carried():
 
 def test_unknown_technique_and_bad_sizes():
     doc = join_pages("d", ["some text"], None)
-    with pytest.raises(ValueError, match="unknown chunking technique 'paragraph'"):
+    with pytest.raises(ValueError, match="unknown chunking technique 'paragraph'.*@register\\('name'\\) in its own "
+                                         "module, named in get_chunker's import line"):
         chunk_document(doc, "paragraph")
     with pytest.raises(ValueError, match="overlap"):
         chunk_document(doc, "recursive", chunk_size=100, overlap=100)
     assert get_chunker("markdown") is get_chunker("structure")
+
+
+def test_registration_refuses_a_chunker_the_callers_cannot_call():
+    """register() checks a technique against what chunk_document, add_documents and compare_chunking
+    pass (doc, chunk_size=, overlap=, embedder=): a function missing one of them, needing embedder or
+    a keyword nobody passes, is refused naming the technique and the keyword; a fitting one (with its
+    own defaulted options, or **kwargs) is registered and cut with."""
+    from vectrixdb.chunking.base import CHUNKERS, make_chunks, register
+    from vectrixdb.errors import BadType
+
+    def no_embedder(doc, *, chunk_size, overlap):
+        return []
+
+    def needs_embedder(doc, *, chunk_size, overlap, embedder):
+        return []
+
+    def needs_more(doc, *, chunk_size, overlap, embedder=None, style):
+        return []
+
+    def no_doc(*, chunk_size, overlap, embedder=None):
+        return []
+
+    for fn, why in [(no_embedder, "cannot take the keyword 'embedder' the callers pass"),
+                    (needs_embedder, "needs embedder= but chunk_document's callers may not pass it"),
+                    (needs_more, "needs 'style', which no caller passes"),
+                    (no_doc, "takes no positional parameter for the document")]:
+        with pytest.raises(BadType, match=rf"chunking technique 'trial': {fn.__name__}\(.*\) {why}.*a chunker is "
+                                          r"fn\(doc, \*, chunk_size, overlap, embedder=None, \*\*options\)"):
+            register("trial")(fn)
+        assert "trial" not in CHUNKERS
+
+    def whole(doc, *, chunk_size, overlap, embedder=None, note="x"):
+        return make_chunks(doc, [(0, min(chunk_size, len(doc.markdown)))])
+
+    def open_ended(doc, **options):
+        return whole(doc, **options)
+
+    try:
+        register("trial")(whole)
+        register("trial_open")(open_ended)
+        doc = join_pages("d", ["some text to keep whole"], None)
+        for name in ("trial", "trial_open"):
+            (chunk,) = chunk_document(doc, name, chunk_size=100)
+            assert chunk.text == "some text to keep whole" == doc.markdown[chunk.start:chunk.end]
+    finally:
+        CHUNKERS.pop("trial", None)
+        CHUNKERS.pop("trial_open", None)
 
 
 def test_structure_cuts_at_headings():

@@ -6,8 +6,19 @@ seventh, llm, that needs a chat model: cut_with=llm_cutter(chat)).
                             one technique each: where to cut, nothing more
 
 A new chunker: a module here whose function is decorated `@register("name")` (from base.py), and
-its module added to get_chunker's import line below. Techniques import base.py, never this module,
-so the registry and the techniques never import each other.
+its module added to get_chunker's import line below (the one registration line). Techniques import
+base.py, never this module, so the registry and the techniques never import each other. A chunker
+outside the package registers the same way when its module is imported, before its name is used.
+
+The signature every technique has (base.Chunker; `register` refuses a function that cannot be
+called so, naming the technique and the keyword):
+
+    fn(doc: Document, *, chunk_size: int, overlap: int, embedder: Embedder | None = None, **options)
+        -> list[Chunk]
+
+chunk_document checks chunk_size (>= 20) and overlap (0 <= overlap < chunk_size; default a fifth)
+before calling it; add_documents and compare_chunking pass the collection's embedder; `options` are
+a technique's own keywords (llm's cut_with), each with a default.
 """
 from __future__ import annotations
 
@@ -23,7 +34,9 @@ def get_chunker(name: str) -> Chunker:
 
     key = ALIASES.get(name, name)
     if key not in CHUNKERS:
-        raise BadInput(f"unknown chunking technique {name!r}; known: {sorted(set(CHUNKERS) | set(ALIASES))}")
+        raise BadInput(f"unknown chunking technique {name!r}; known: {sorted(set(CHUNKERS) | set(ALIASES))} (a new "
+                       "technique is @register('name') in its own module, named in get_chunker's import line in "
+                       "vectrixdb/chunking/__init__.py, or imported before use when it lives outside vectrixdb)")
     return CHUNKERS[key]
 
 

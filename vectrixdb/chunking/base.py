@@ -12,10 +12,14 @@ import bisect
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Sequence
+import inspect
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
-from vectrixdb.errors import BadInput
+from vectrixdb.errors import BadInput, BadType
 from vectrixdb.reading import Document, Page
+
+if TYPE_CHECKING:
+    from vectrixdb.roles import Embedder
 
 
 @dataclass(frozen=True)
@@ -29,20 +33,76 @@ class Chunk:
     parent: "Chunk | None" = None  # parent-child: the section handed back in place of this chunk
 
 
-Chunker = Callable[..., list[Chunk]]
+class Chunker(Protocol):
+    """A chunking technique: `fn(doc, *, chunk_size, overlap, embedder=None, **options) -> list[Chunk]`.
+
+    Every caller (chunk_document, so ingest's add_documents and compare_chunking's builds) passes the
+    Document positionally and `chunk_size` (characters) and `overlap` (characters, 0 <= overlap <
+    chunk_size) by keyword; ingest and compare_chunking also pass `embedder=` (the collection's
+    Embedder, for techniques that cut by meaning), chunk_document's own callers may not, so it needs
+    a default. `**options` are what a caller of chunk_document adds for one technique (llm's
+    `cut_with`): a technique takes those it names, each with a default. It returns chunks whose
+    text is `doc.markdown[start:end]` (make_chunks builds them from spans)."""
+
+    def __call__(self, doc: Document, *, chunk_size: int, overlap: int,
+                 embedder: "Embedder | None" = None) -> list[Chunk]: ...
+
+
 CHUNKERS: dict[str, Chunker] = {}
 ALIASES = {"markdown": "structure", "structure-aware": "structure", "parent-child": "parent_child",
            "fixed-size": "fixed"}
+PASSED = ("chunk_size", "overlap", "embedder")  # the keywords every technique is called with (Chunker)
 
 
 def register(name: str) -> Callable[[Chunker], Chunker]:
+    """`@register("name")`: add a technique to the registry, refusing a name registered twice and a
+    function that cannot be called as Chunker says (BadType naming the technique and the keyword)."""
     def add(fn: Chunker) -> Chunker:
         if name in CHUNKERS:
             raise BadInput(f"chunking technique {name!r} is registered twice")
+        reason = unfit(fn)
+        if reason:
+            raise BadType(f"chunking technique {name!r}: {getattr(fn, '__name__', fn)}{_signature(fn)} {reason}; "
+                          "a chunker is fn(doc, *, chunk_size, overlap, embedder=None, **options)")
         CHUNKERS[name] = fn
         return fn
 
     return add
+
+
+def _signature(fn: Callable[..., Any]) -> str:
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):
+        return "(...)"
+
+
+def unfit(fn: Callable[..., Any]) -> str | None:
+    """Why `fn` cannot be called as the callers call a Chunker, or None when it can: it takes the
+    document positionally, the keywords chunk_size, overlap and embedder (or **kwargs), and needs
+    nothing else (every further parameter has a default)."""
+    if not callable(fn):
+        return "is not callable"
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None  # a builtin or C function whose signature Python cannot read: trusted as it is
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not positional and not any(p.kind == p.VAR_POSITIONAL for p in params):
+        return "takes no positional parameter for the document"
+    by_name = {p.name: p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    open_keywords = any(p.kind == p.VAR_KEYWORD for p in params)
+    for keyword in PASSED:
+        if keyword not in by_name and not open_keywords:
+            return f"cannot take the keyword {keyword!r} the callers pass"
+    embedder = by_name.get("embedder")
+    if embedder is not None and embedder.default is embedder.empty:
+        return "needs embedder= but chunk_document's callers may not pass it: give it a default (None)"
+    rest = [p for p in params[1:] if p.name not in PASSED and p.default is p.empty
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if rest:
+        return f"needs {rest[0].name!r}, which no caller passes: give it a default"
+    return None
 
 
 # --- shared span machinery -------------------------------------------------------------------

@@ -249,7 +249,6 @@ def test_a_new_measure_is_computed_as_itself_on_every_path(registry):
         """dcg@k = sum over the top k results of grade_i / log2(i + 1), not normalised."""
 
         name = "dcg"
-        needs = "grades"
 
     @kernel("dcg")  # the ranked provider only, for now
     def dcg(j, k):
@@ -266,6 +265,51 @@ def test_a_new_measure_is_computed_as_itself_on_every_path(registry):
     SPARSE.provides("dcg")(lambda r, k: np.bincount(r.qi, weights=np.where(r.rank <= k, r.grade / np.log2(
         np.minimum(r.rank, 1e18) + 1), 0.0), minlength=r.n))
     assert metric_table(run, qrels, ["dcg@3"])["dcg@3"].tolist() == pytest.approx(expected, abs=1e-12)
+
+
+RBP_MODULE = '''"""Rank-biased precision in a module of its own: the family and its kernel together."""
+import numpy as np
+
+from vectrixdb.evaluation.retrieval.measures import Family, declare
+from vectrixdb.evaluation.retrieval.providers import RANKED
+
+
+@declare
+class RBP(Family):
+    """rbp@k = (1 - p) * sum over i = 1..k of rel_i * p^(i - 1), rel_i = 1 when the i-th result earns
+    a label, p = 0.8 (Moffat & Zobel 2008)."""
+
+    name = "rbp"
+
+
+@RANKED.provides("rbp")
+def rbp(j, k):
+    rel = (np.asarray(j.found)[:, :k] > 0).astype(float)
+    return 0.2 * rel @ (0.8 ** np.arange(rel.shape[1]))
+'''
+
+
+def test_a_measure_in_its_own_module_is_found_through_its_one_line(registry, tmp_path, monkeypatch):
+    """A family and its kernel in a module of their own are imported when the measure is first named,
+    because the module is named in measures.MODULES; dict and list runs give the formula's values."""
+    import sys
+
+    from vectrixdb.evaluation.retrieval import measures
+
+    (tmp_path / "vx_rbp_measure.py").write_text(RBP_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    qrels = {"q1": {"a": 1, "c": 2, "z": 0}, "q2": {"b": 1}}
+    lists = {"q1": ["a", "b", "c", "d"], "q2": ["c", "d", "e", "b"]}
+    dicts = {q: {d: 10.0 - i for i, d in enumerate(r)} for q, r in lists.items()}
+    with pytest.raises(BadInput, match=r"unknown measure 'rbp@3'.*measures.MODULES"):
+        metric_table(lists, qrels, ["rbp@3"])  # not named anywhere yet
+    monkeypatch.setattr(measures, "MODULES", ("vx_rbp_measure",))
+    try:
+        from_lists, from_dicts = metric_table(lists, qrels, ["rbp@3"]), metric_table(dicts, qrels, ["rbp@3"])
+        assert from_lists.loc["q1", "rbp@3"] == pytest.approx(0.2 * (1 + 0.8 ** 2)) == from_dicts.loc["q1", "rbp@3"]
+        assert from_lists.loc["q2", "rbp@3"] == 0.0 == from_dicts.loc["q2", "rbp@3"]  # b is 4th: past k
+    finally:
+        sys.modules.pop("vx_rbp_measure", None)
 
 
 def test_a_measure_no_provider_computes_is_refused_with_those_that_are(registry):

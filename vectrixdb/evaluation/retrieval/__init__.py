@@ -9,7 +9,10 @@
     pooling.py    pool: unjudged results from several runs, for a person to judge
     interop.py    TREC run/qrels files, ranx, ir_measures, datasets
 
-A new measure: a `Family` subclass in measures.py (its docstring is its formula) with `@declare`,
-and a kernel in providers.py that names it among the families it computes (a family no provider
-computes is refused, never replaced).
+A new measure: a `Family` subclass (its docstring is its formula) with `@declare`, and a kernel
+registered with a provider (`@RANKED.provides("name")`) that names it among the families it computes
+(a family no provider computes is refused, never replaced). Both go in measures.py / providers.py or
+together in a module of their own here, whose name is then added to measures.MODULES (the one
+registration line). metric_table computes any declared measure; retrieval_report and evaluate
+report the built-in families only.
 """

@@ -5,12 +5,19 @@ code that computes it lives in providers.py, where each provider says which fami
 A family declared here that no provider computes is refused when asked for, with the list of the
 families that are computed; it is never replaced by another.
 
-A new measure is one class here (its docstring is its formula, with a citation) registered with
-`@declare`, plus a kernel in providers.py. Definitions follow trec_eval (and so pytrec_eval and
-ir_measures); the tests check each against them. Each family reads:
-
-- `relevance`: a label counts as relevant when its grade is above 0 (binary measures);
-- `grades`: the grades are the gains (trec_eval's linear gain, BEIR qrels' 0/1/2).
+A new measure is one class (its docstring is its formula, with a citation) registered with
+`@declare`, and its kernel registered with a provider (`@RANKED.provides("name")`, providers.py).
+Both may live here and in providers.py, or together in a module of their own: inside this package
+(`evaluation/retrieval/rbp.py`, say) that module's name is the one line added elsewhere, to MODULES
+below, which Measure.parse imports when it meets a name not yet declared (a string, so no import
+circle); outside the package, import the module before naming the measure. A declared measure is
+computed by metric_table (and compute); retrieval_report and evaluate report the built-in families
+only (scoring.AT_EACH_K and HOLES), so a new measure is read from metric_table. Definitions follow
+trec_eval (and so pytrec_eval and ir_measures); the tests check each against them. The docstring
+says whether a family reads binary relevance (a label counts as relevant when its grade is above
+0) or the grades themselves as gains (trec_eval's linear gain, BEIR qrels' 0/1/2). That is not a
+declared field: every qrels has grades (binary qrels are grades 0 and 1), so no input could be
+refused for lacking what a family reads, and a field nothing reads would only look like a check.
 
 A question whose judgements are all grade 0 is scored (every measure is 0 there: nothing can be
 found); metric_table and retrieval_report say which questions they leave out for want of labels.
@@ -24,18 +31,19 @@ from typing import ClassVar
 from vectrixdb.errors import BadInput
 
 CUTOFFS = ("required", "optional")  # optional: without a cut-off the measure reads the whole ranking
-NEEDS = ("relevance", "grades")
 
 
 class Family:
-    """A measure family; subclass it, set the three attributes, write the formula as the docstring."""
+    """A measure family; subclass it, set its name (and cutoff, when optional), write the formula as
+    the docstring."""
 
     name: ClassVar[str]
     cutoff: ClassVar[str] = "required"
-    needs: ClassVar[str] = "relevance"
 
 
 FAMILIES: dict[str, type[Family]] = {}
+#: Modules of this package that declare further families (see the module doc), imported on demand.
+MODULES: tuple[str, ...] = ()
 
 
 def declare(family: type[Family]) -> type[Family]:
@@ -45,8 +53,8 @@ def declare(family: type[Family]) -> type[Family]:
         raise BadInput(f"{family.__name__}: a measure family's name is lower-case letters, digits and _")
     if name in FAMILIES:
         raise BadInput(f"measure family {name!r} is declared twice")
-    if family.cutoff not in CUTOFFS or family.needs not in NEEDS:
-        raise BadInput(f"{name}: cutoff is one of {CUTOFFS}, needs one of {NEEDS}")
+    if family.cutoff not in CUTOFFS:
+        raise BadInput(f"{name}: cutoff is one of {CUTOFFS}, not {family.cutoff!r}")
     if not (family.__doc__ or "").strip():
         raise BadInput(f"{name}: write the formula as the family's docstring")
     FAMILIES[name] = family
@@ -66,8 +74,14 @@ class Measure:
     @classmethod
     def parse(cls, text: str) -> "Measure":
         match = re.fullmatch(r"([a-z_0-9]+?)(?:@(\d+))?", str(text).strip().lower())
+        if match and match[1] not in FAMILIES:
+            import importlib
+
+            for module in MODULES:
+                importlib.import_module(module)
         if not match or match[1] not in FAMILIES:
-            raise BadInput(f"unknown measure {text!r}; known: {sorted(FAMILIES)}")
+            raise BadInput(f"unknown measure {text!r}; known: {sorted(FAMILIES)} (a new one is declared with "
+                           "@declare and its module imported first: measures.MODULES inside vectrixdb)")
         k = int(match[2]) if match[2] else None
         if k is None and FAMILIES[match[1]].cutoff == "required":
             raise BadInput(f"{text!r}: {match[1]} needs a cut-off, e.g. {match[1]}@10")
@@ -122,7 +136,6 @@ class NDCG(Family):
     (trec_eval's ndcg_cut_k, linear gain) [Jarvelin & Kekalainen 2002]."""
 
     name = "ndcg"
-    needs = "grades"
 
 
 # Judgement holes: measures that tell judged results from results nobody judged (a label of grade 0
@@ -143,7 +156,6 @@ class CondensedNDCG(Family):
     ir_measures' judged_docs_only). The ideal ranking is ndcg@k's."""
 
     name = "ndcg_judged"
-    needs = "grades"
 
 
 @declare

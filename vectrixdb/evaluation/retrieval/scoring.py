@@ -43,7 +43,7 @@ from vectrixdb.roles import Collection, Questions, Reranker, Retriever
 
 DEPTH = 100
 DEPTH_FACTOR = 3
-FAMILIES = ("recall", "precision", "f1", "ndcg", "hit_rate")
+AT_EACH_K = ("recall", "precision", "f1", "ndcg", "hit_rate")  # the families retrieval_report reports at each k
 HOLES = ("ndcg_judged", "unjudged")  # judgement holes, at each k (bpref is read to depth, as mrr)
 WITH_CI = ("recall", "ndcg")
 
@@ -115,11 +115,11 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
         return _undefined(values, NEEDS_PAGES, started, inputs)
     ranked = [L.units(q, res, by)[:depth] for q, res in zip(scored, results)]
     judged = judge(ranked, [L.qrel(q, by) for q in scored], depth)
-    measures = [Measure(f, x) for f in (*FAMILIES, *HOLES) for x in ks] + [Measure("mrr", depth),
+    measures = [Measure(f, x) for f in (*AT_EACH_K, *HOLES) for x in ks] + [Measure("mrr", depth),
                                                                          Measure("bpref", depth)]
     per_q = compute(judged, measures)
     values["warnings"] += _match_warnings(scored, results, judged, by)
-    for family in FAMILIES:
+    for family in AT_EACH_K:
         values[family] = {x: float(per_q[f"{family}@{x}"].mean()) for x in ks}
     values["mrr"] = float(per_q[f"mrr@{depth}"].mean())
     values["ndcg_judged"] = {x: float(per_q[f"ndcg_judged@{x}"].mean()) for x in ks}
@@ -178,7 +178,7 @@ def _load_model(target: Any, search: dict) -> None:
 
 
 def _undefined(values: dict, reason: str, started: float, inputs: dict) -> Report:
-    values.update({f: None for f in (*FAMILIES, *HOLES, "mrr", "bpref")})
+    values.update({f: None for f in (*AT_EACH_K, *HOLES, "mrr", "bpref")})
     values.update({"ci": None, "misses": [], "levels": None, "reason": reason})
     if reason not in values["warnings"]:
         values["warnings"].append(reason)

@@ -29,7 +29,8 @@ from vectrixdb.errors import BadInput
 
 MAX_DEPTH = 64
 STATES = (None, "pending", "running", "completed", "failed")
-FAMILIES = ("recall", "ndcg", "precision", "f1", "map", "hit_rate", "mrr")
+#: values a retrieval report saves as scores from 0 to 1 (by k, or one number): checked when read back
+SCORE_VALUES = ("recall", "ndcg", "precision", "f1", "hit_rate", "mrr")
 LIST_COLUMNS = re.compile(r"^(chunk|page|doc) (expected|retrieved|matched|missed)$|^passages$")
 META = {"run_id": str, "name": str, "started": str, "finished": str, "error": str, "host": str, "status": str,
         "vectrixdb": str, "pid": int, "schema_version": int, "questions": int, "duration_s": float, "heartbeat": float}
@@ -162,7 +163,7 @@ def _check_values(values: dict, kind: str) -> str | None:
     outside = [(m, v) for m, v in (metrics or {}).items() if not _score(v)]
     if outside:
         return f"values.metrics.{outside[0][0]} is {_shown(outside[0][1])}, not a score from 0 to 1"
-    for family in FAMILIES:
+    for family in SCORE_VALUES:
         got = values.get(family)
         if isinstance(got, dict):
             bad = [k for k in got if not (isinstance(k, str) and k.isdigit())]

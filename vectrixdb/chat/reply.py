@@ -183,9 +183,9 @@ class Attempts:
                 return f"HTTP {status} ({type(exc).__name__}) after {self.failures} requests: {words}", 0.0
             return None, retry_wait(asked, self.failures)
         if isinstance(exc, openai.APIConnectionError):  # a timeout, a connection dropped or never made
-            self.failures += 1
-            if self.failures <= limit:
-                return None, retry_wait(None, self.failures)
+            wait = self._again()
+            if wait is not None:
+                return None, wait
             stop = refusal(exc, route)
             if stop is not None:
                 raise stop from exc
@@ -199,11 +199,17 @@ class Attempts:
         """A route's own error that may pass (routes.verdict said "transient"): tried again up to
         max_retries times, as the SDK's connection errors are; then Refused naming the route when
         nothing ever accepted the connection, else this request's error."""
-        self.failures += 1
-        if self.failures <= self.max_retries:
-            return None, retry_wait(None, self.failures)
+        wait = self._again()
+        if wait is not None:
+            return None, wait
         words = self.route.scrub(exc)
         if nothing_listening(exc):
             raise Refused(f"no chat service answered at {self.route.name} (route {self.route.kind!r}) after "
                           f"{self.failures} requests: {type(exc).__name__}: {words}", said=words) from exc
         return f"{type(exc).__name__} after {self.failures} requests: {words}", 0.0
+
+    def _again(self) -> float | None:
+        """Count one more failed try: the seconds to wait before the next, or None past max_retries
+        (a connection error of the SDK's and a route's own transient error share this count)."""
+        self.failures += 1
+        return retry_wait(None, self.failures) if self.failures <= self.max_retries else None

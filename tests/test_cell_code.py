@@ -53,3 +53,102 @@ def test_an_edited_chunker_in_a_copy_of_the_package_recomputes_its_builds(tmp_pa
     assert edited["code"] != first["code"] and kept(home) == 2  # a new key, computed and kept beside the old
     assert edited["chunks"] > first["chunks"]  # the edited chunker's windows, not the kept builds
     assert max(e - s for _, s, e in edited["spans"]) <= 150 < max(e - s for _, s, e in first["spans"])
+
+
+CHUNKER_MODULE = '''"""A chunker of the user's own, outside the package: pieces of WIDTH(chunk_size) characters."""
+from vectrixdb.chunking.base import cut_fixed, make_chunks, register
+
+LOG = {log!r}
+SHARE = {share}
+
+
+def width(size):
+    return size // SHARE
+
+
+@register("trial_user_cut")
+def user_cut(doc, *, chunk_size, overlap, embedder=None):
+    with open(LOG, "a") as f:
+        f.write("call\\n")
+    return make_chunks(doc, cut_fixed(doc.markdown, 0, len(doc.markdown), width(chunk_size)))
+'''
+
+
+def test_a_users_chunker_edited_and_reregistered_recomputes_its_builds(tmp_path, monkeypatch):
+    """A chunker registered from a module outside the package (here a file in tmp_path) is part of
+    its builds' keys by its code (vectrixdb/code_identity.py): the same code is a cache hit, an edit
+    to a constant or a helper of its module, reloaded, recomputes; an edit on disk that was not
+    reloaded still runs, and is keyed as, the old code."""
+    import importlib
+
+    from vectrixdb.chunking.base import CHUNKERS
+    from vectrixdb.evaluation.chunking.compare import make_builds
+    from vectrixdb.reading import Document, Page
+
+    home, log, source = tmp_path / "home", tmp_path / "calls.log", tmp_path / "trial_user_chunker.py"
+    monkeypatch.setenv("VECTRIXDB_HOME", str(home))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # a reload reads the edited source, never a stale .pyc
+    monkeypatch.syspath_prepend(str(tmp_path))
+    text = " ".join(f"word{i}" for i in range(400))
+    doc = Document("d.md", text, (Page(1, 0, len(text)),))
+
+    def build() -> dict:
+        (got,) = make_builds({"c": [doc]}, [("trial_user_cut", 300, False)], None)
+        return {"chunks": got.chunks, "widest": max(e - s for _, s, e in got.spans["c"]),
+                "calls": log.read_text().count("call") if log.exists() else 0, "kept": kept(home)}
+
+    source.write_text(CHUNKER_MODULE.format(log=str(log), share=1))
+    try:
+        module = importlib.import_module("trial_user_chunker")
+        first = build()
+        assert first["calls"] == 1 and first["kept"] == 1 and 150 < first["widest"] <= 300
+        assert build() == first  # same code: read back from cells.sqlite, the chunker not called
+        module = importlib.reload(module)  # the same code reloaded (and re-registered): still a hit
+        assert build() == first
+
+        source.write_text(CHUNKER_MODULE.format(log=str(log), share=2))  # the module's constant: half the width
+        assert build() == first  # not reloaded: the old code runs, keyed as the old code
+        module = importlib.reload(module)
+        halved = build()
+        assert halved["calls"] == 2 and halved["kept"] == 2  # a new key, computed and kept beside the old
+        assert halved["widest"] <= 150 and halved["chunks"] > first["chunks"]
+
+        source.write_text(CHUNKER_MODULE.format(log=str(log), share=2).replace("return size // SHARE",
+                                                                               "return size // SHARE // 2"))
+        importlib.reload(module)  # a helper of the chunker's module edited: followed, so recomputed
+        quarter = build()
+        assert quarter["calls"] == 3 and quarter["kept"] == 3 and quarter["widest"] <= 75
+    finally:
+        CHUNKERS.pop("trial_user_cut", None)
+        sys.modules.pop("trial_user_chunker", None)
+
+
+def test_code_without_python_source_is_keyed_by_name_with_one_warning(monkeypatch):
+    """A builtin has no code to read: its cells are keyed by its qualified name and a warning says
+    once that edits to it will not be noticed. A lambda made without any source file (a REPL's)
+    still has its code object, so it is keyed by its code, with no warning."""
+    import warnings
+
+    import pytest
+
+    from vectrixdb import code_identity as ci
+    from vectrixdb.executors import Cell
+
+    monkeypatch.setattr(ci, "_warned", set())
+    with pytest.warns(RuntimeWarning, match=r"builtins\.max has no Python code to read.*will not be noticed"):
+        one = Cell(json.dumps, {"x": 1}, code=(max,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once: the second cell is keyed silently the same way
+        assert Cell(json.dumps, {"x": 1}, code=(max,)).key == one.key
+        assert ci.code_identity(max).startswith("builtins.max#")
+        assert ci.code_identity(max) == ci.code_identity(max)
+        made: dict = {}
+        exec("cut = lambda doc, **kw: [doc] * 2", made)  # no file, no linecache entry
+        before = ci.code_identity(made["cut"])
+        exec("cut = lambda doc, **kw: [doc] * 3", made)
+        assert ci.code_identity(made["cut"]) != before
+        exec("cut = lambda doc, **kw: [doc] * 2", made)
+        assert ci.code_identity(made["cut"]) == before  # the same code: the same identity
+        assert Cell(json.dumps, {"x": 1}, code=(made["cut"],)).key != one.key
+    with pytest.warns(RuntimeWarning, match=r"builtins\.min has no Python code"):  # another builtin: its own warning
+        assert ci.code_identity(min) != ci.code_identity(max)

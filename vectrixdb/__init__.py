@@ -18,7 +18,9 @@ that every top-level module is on a line):
     chunk_models.py               the chunking a chat model does (LLM cut points, chunk notes)
     chunking/                     Documents -> Chunks, by a registered technique
     store/, policy.py             the catalog, vector and keyword indexes; who may see what
-    executors.py                  cells: cached (keyed by data and code), run locally or on Ray
+    executors.py, code_identity.py
+                                  cells: cached (keyed by data and code, a user's chunker's
+                                  included), run locally or on Ray
     ingest.py, search.py          adding documents; dense, keyword and hybrid search
     collection.py                 Vectrix, the facade over ingest and search
     evaluation/, widgets.py       golden files -> retrieval and answer measures -> saved runs;

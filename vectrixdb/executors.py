@@ -3,9 +3,13 @@
 A *cell* is a pure function of its settings and inputs whose result is a JSON-able value: one
 build of a sweep, the chunking of one build of a comparison, one shard of texts to embed, one
 question of an evaluation. Its key is the SHA-256 of the function's name, the settings, the
-digests of the inputs, the vectrixdb version and the code (code_digest: a SHA-256 of every .py file
-of the package, taken once per process), so an upgrade or an edited chunker recomputes rather than
-returning what the old code computed. Results are kept under that key in `<home>/cells.sqlite` as they come
+digests of the inputs, the vectrixdb version and the code: code_digest, a SHA-256 of every .py file
+of the package taken once per process, and, for the cell's function and the functions it is given
+to run (`code`, such as a chunker registered from your own module or notebook), the identity of
+those that live outside the package (code_identity.py: their code objects and the same-module
+helpers they name; a builtin is keyed by name, with a warning). So an upgrade, an edited chunker
+of the package or an edited chunker of yours re-registered recomputes rather than returning what
+the old code computed. Results are kept under that key in `<home>/cells.sqlite` as they come
 back, so a run that stopped starts again without redoing finished cells, and the same cell is
 never computed twice. (Cells whose result must not be kept, such as a shard's vectors, which the
 embedding cache keeps instead, pass `keep=False`.)
@@ -32,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from vectrixdb.code_identity import code_identity
 from vectrixdb.errors import BadInput
 from vectrixdb.roles import EmbeddingModel
 
@@ -43,13 +48,15 @@ class Cell:
     inputs: tuple = ()  # passed after settings; their digests are part of the key
     digests: tuple[str, ...] = ()
     keep: bool = True
+    code: tuple[Callable[..., Any], ...] = ()  # further functions it runs (a registered chunker): part of the key
     key: str = field(init=False)
 
     def __post_init__(self):
         from vectrixdb.version import __version__
 
         body = json.dumps({"fn": f"{self.fn.__module__}.{self.fn.__qualname__}", "settings": self.settings,
-                           "inputs": list(self.digests), "vectrixdb": __version__, "code": code_digest()},
+                           "inputs": list(self.digests), "vectrixdb": __version__, "code": code_digest(),
+                           "runs": [code_identity(f) for f in (self.fn, *self.code)]},
                           sort_keys=True, default=str)
         object.__setattr__(self, "key", hashlib.sha256(body.encode("utf-8")).hexdigest())
 

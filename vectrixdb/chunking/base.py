@@ -56,10 +56,16 @@ PASSED = ("chunk_size", "overlap", "embedder")  # the keywords every technique i
 
 def register(name: str) -> Callable[[Chunker], Chunker]:
     """`@register("name")`: add a technique to the registry, refusing a name registered twice and a
-    function that cannot be called as Chunker says (BadType naming the technique and the keyword)."""
+    function that cannot be called as Chunker says (BadType naming the technique and the keyword).
+
+    The same function registered again (same module and qualified name: an importlib.reload of its
+    module, or its notebook cell run again) replaces the one registered, so an edited chunker takes
+    effect; its code is part of the key of every cell that cuts with it (code_identity.py), so
+    builds made with the old code are not handed back. Another function under a taken name is refused."""
     def add(fn: Chunker) -> Chunker:
-        if name in CHUNKERS:
-            raise BadInput(f"chunking technique {name!r} is registered twice")
+        if name in CHUNKERS and _origin(CHUNKERS[name]) != _origin(fn):
+            raise BadInput(f"chunking technique {name!r} is registered twice (by {_origin(CHUNKERS[name])} "
+                           f"and {_origin(fn)})")
         reason = unfit(fn)
         if reason:
             raise BadType(f"chunking technique {name!r}: {getattr(fn, '__name__', fn)}{_signature(fn)} {reason}; "
@@ -68,6 +74,10 @@ def register(name: str) -> Callable[[Chunker], Chunker]:
         return fn
 
     return add
+
+
+def _origin(fn: Callable[..., Any]) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
 
 
 def _signature(fn: Callable[..., Any]) -> str:

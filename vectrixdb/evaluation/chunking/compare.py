@@ -220,13 +220,16 @@ def _key(b: Build) -> tuple[str, int, bool]:
 def make_builds(collections: dict[str, list], plan: list[tuple[str, int, bool]], embedder: Embedder,
                 progress: bool = False, executor: str = "local", model: EmbeddingModel = None) -> list[Build]:
     """Chunk every build of the plan: what each chunk hands over and what the embedder sees.
-    Each build is a cell (vectrixdb.executors), so builds spread over Ray and are never chunked twice."""
+    Each build is a cell (vectrixdb.executors), so builds spread over Ray and are never chunked twice;
+    the technique's registered function is part of its key (code_identity.py), so an edited chunker
+    of your own, re-registered, is chunked again."""
+    from vectrixdb.chunking import get_chunker
     from vectrixdb.evaluation.retrieval.sweep import document_digest
     from vectrixdb.executors import Cell, portable, run_cells
 
     digests = (*(document_digest(docs) for docs in collections.values()), str(getattr(embedder, "name", embedder)))
     cells = [Cell(chunk_cell, {"technique": t, "size": size, "heading": h, "collections": list(collections)},
-                  (collections, portable(embedder)), digests) for t, size, h in plan]
+                  (collections, portable(embedder)), digests, code=(get_chunker(t),)) for t, size, h in plan]
     built = run_cells(cells, executor, progress=progress, desc="chunking builds")
     return [Build(t, size, h, {name: [tuple(x) for x in spans] for name, spans in got["spans"].items()}, got["texts"],
                   got["chunks"]) for (t, size, h), got in zip(plan, built)]

@@ -38,7 +38,8 @@ def sweep(documents: Any, questions: Questions, *, chunk: Sequence[str] = ("recu
     """Build every (chunk, chunk_size, embed_heading) in a scratch folder and ask every question with
     each search setting. Each build is a cell (vectrixdb.executors): executor="ray" spreads them over
     a Ray cluster with the same rows, and a sweep that stopped redoes only the builds it had not
-    finished. build_s and median_search_ms are measured where the build ran."""
+    finished; a build's key holds its chunker's code (code_identity.py), so an edited chunker of
+    your own, re-registered, is built again. build_s and median_search_ms are measured where the build ran."""
     import pandas as pd
 
     from vectrixdb.embedding import get_embedder
@@ -63,7 +64,7 @@ def sweep(documents: Any, questions: Questions, *, chunk: Sequence[str] = ("recu
     inputs, digests = (docs, questions, model), (document_digest(docs), digest([q.to_json() for q in questions]),
                                                  str(name))
     cells = [Cell(build_cell, {"chunk": t, "chunk_size": size, "embed_heading": h, "search": list(search), "k": ks,
-                               "by": by}, inputs, digests)
+                               "by": by}, inputs, digests, code=(get_chunker(t),))
              for t, size, h in itertools.product(chunk, chunk_size, embed_heading)]
     rows = [row for built in run_cells(cells, executor, progress=progress, desc="builds") for row in built]
     frame = rank_rows(pd.DataFrame(rows), f"ndcg@{ks[-1]}", next(c for c in rows[0] if c.startswith("mrr@")))

@@ -311,3 +311,83 @@ def test_results_without_pages_or_text_are_said_not_scored_as_zero():
     assert any(w.startswith("evidence level needs text") for w in evidence["warnings"])
     mixed = retrieval_report(fixed([{"chunk_id": "a::0", "doc_id": "a", "pages": [1]}, "b::0"]), [q], k=2, by="page")
     assert mixed["recall"] == {2: 1.0} and any("1 of 2 results name no page" in w for w in mixed["warnings"])
+
+
+@pytest.fixture
+def registry():
+    """Measures a test declares and kernels it adds are gone after it."""
+    from vectrixdb.evaluation.retrieval.measures import FAMILIES
+    from vectrixdb.evaluation.retrieval.providers import PROVIDERS
+
+    before = dict(FAMILIES), [dict(p.kernels) for p in PROVIDERS]
+    yield
+    FAMILIES.clear()
+    FAMILIES.update(before[0])
+    for p, kernels in zip(PROVIDERS, before[1]):
+        p.kernels.clear()
+        p.kernels.update(kernels)
+
+
+def test_a_registered_measure_is_a_report_column_equal_to_metric_table(policies, registry):
+    """A measure declared and given a ranked kernel (as the README says) is asked of retrieval_report
+    and evaluate by name: its column holds, per question, what metric_table computes on the same
+    ranking and labels (dict and list runs alike), its mean is in report["measures"], and it is
+    never nDCG or another measure in its place. A name no ranked kernel computes is refused, with
+    the measures a report computes, before anything is searched."""
+    import numpy as np
+
+    from vectrixdb.errors import BadInput
+    from vectrixdb.evaluation import metric_table
+    from vectrixdb.evaluation.retrieval.measures import Family, declare
+    from vectrixdb.evaluation.retrieval.providers import RANKED, SPARSE
+
+    @declare
+    class DCG(Family):
+        """dcg@k = sum over the top k label slots s of grade_s / log2(s + 1), not normalised."""
+
+        name = "dcg"
+
+    @RANKED.provides("dcg")
+    def dcg(j, k):
+        return np.asarray(j.gains)[:, :k] @ (1.0 / np.log2(np.arange(2, k + 2)))
+
+    qs = [Question("Can I defer loan payments after a disaster?", None, ["deferment", "emergency-fund"], "1"),
+          Question("stolen card liability", None, ["card-fraud"], "2"),
+          Question("overpay mortgage penalty", None, ["mortgage", "deferment"], "3"),
+          Question("fees waived for displaced customers", None, ["emergency-fund"], "4")]
+    report = retrieval_report(policies, qs, k=(1, 3), measures=("dcg@3", "DCG@1"))
+    frame = report.frame
+    assert {"dcg@3", "dcg@1"} <= set(frame.columns)
+    lists = {q: list(ids) for q, ids in frame["retrieved"].items()}  # the top 3 documents each question got
+    qrels = {q: {d: 1 for d in expected} for q, expected in frame["expected"].items()}
+    dicts = {q: {d: 10.0 - i for i, d in enumerate(ids)} for q, ids in lists.items()}
+    for run in (lists, dicts):
+        table = metric_table(run, qrels, ["dcg@3", "dcg@1"])
+        for name in ("dcg@3", "dcg@1"):
+            assert frame[name].tolist() == pytest.approx(table.loc[frame.index, name].tolist(), abs=1e-12), name
+    assert report["measures"] == {"dcg@3": pytest.approx(frame["dcg@3"].mean()),
+                                  "dcg@1": pytest.approx(frame["dcg@1"].mean())}
+    assert frame["dcg@3"].max() > 1.0 and frame["dcg@3"].tolist() != frame["ndcg@3"].tolist()  # dcg, not ndcg
+    compared = evaluate(policies, qs, k=(1, 3), modes=("dense", "keyword"), measures=["dcg@3"], progress=False)
+    dense = compared.frame.set_index("mode").loc["dense"]
+    assert dense["dcg@3"] == pytest.approx(report["measures"]["dcg@3"])  # the same default search
+
+    asked = []
+    counting = lambda query: asked.append(query) or ["deferment"]  # noqa: E731
+    for name, why in [("nosuch@3", r"unknown measure 'nosuch@3'"), ("dcg", r"dcg needs a cut-off")]:
+        with pytest.raises(BadInput, match=rf"measures='{name}'.*{why}.*a report computes \['bpref', 'dcg', 'f1'"):
+            retrieval_report(counting, qs, k=3, measures=[name])
+    with pytest.raises(BadInput, match=r"a report computes \[.*'dcg'"):
+        evaluate(policies, qs, k=3, measures=["nosuch@3"], progress=False)
+
+    @declare
+    class FastOnly(Family):
+        """fast_only@k: a family with a SPARSE kernel only (scored runs), which a report cannot read."""
+
+        name = "fast_only"
+
+    SPARSE.provides("fast_only")(lambda r, k: r.hits(k))
+    with pytest.raises(BadInput, match=r"'fast_only' is declared, but no kernel of the ranked provider .*"
+                                       r"@RANKED.provides\('fast_only'\)"):
+        retrieval_report(counting, qs, k=3, measures=["fast_only@3"])
+    assert asked == []  # every refusal came before a single search

@@ -14,5 +14,6 @@ registered with a provider (`@RANKED.provides("name")`) that names it among the 
 (a family no provider computes is refused, never replaced). Both go in measures.py / providers.py or
 together in a module of their own here, whose name is then added to measures.MODULES (the one
 registration line). metric_table computes any declared measure; retrieval_report and evaluate
-report the built-in families only.
+report the built-in families, and any other the ranked provider computes when asked by name
+(`measures=("rbp@10",)`: a frame column and `report["measures"]`).
 """

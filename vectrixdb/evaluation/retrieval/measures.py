@@ -12,7 +12,8 @@ Both may live here and in providers.py, or together in a module of their own: in
 below, which Measure.parse imports when it meets a name not yet declared (a string, so no import
 circle); outside the package, import the module before naming the measure. A declared measure is
 computed by metric_table (and compute); retrieval_report and evaluate report the built-in families
-only (scoring.AT_EACH_K and HOLES), so a new measure is read from metric_table. Definitions follow
+(scoring.AT_EACH_K and HOLES) and, asked by name (`measures=("rbp@10",)`), any other the RANKED
+provider computes, as a frame column and a mean (scoring.report_measures). Definitions follow
 trec_eval (and so pytrec_eval and ir_measures); the tests check each against them. The docstring
 says whether a family reads binary relevance (a label counts as relevant when its grade is above
 0) or the grades themselves as gains (trec_eval's linear gain, BEIR qrels' 0/1/2). That is not a

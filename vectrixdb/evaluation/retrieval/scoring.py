@@ -21,6 +21,11 @@ pooling.pool collects the unjudged results of several runs for a person to judge
 Intervals: recall@k, ndcg@k and mrr carry 95% percentile-bootstrap intervals over questions
 (`report["ci"]`), so two setups whose intervals overlap widely are not told apart by these
 questions.
+Registered measures: `measures=("dcg@10", "rbp@5")` adds any measure the RANKED provider computes
+(measures.py declares it, providers.py or its own module gives the kernel), read from the same
+judged rankings the built-in figures are: a column per measure in the per-question frame and its
+mean in `report["measures"]`. A name no ranked kernel computes is refused with those that are,
+before anything is searched; no other measure is put in its place.
 """
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ from vectrixdb.evaluation.golden.questions import Question, cutoffs, provenance
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.golden.label_check import refuse_bad_labels
 from vectrixdb.evaluation.retrieval.metrics import Measure, compute, judge
+from vectrixdb.evaluation.retrieval.providers import RANKED
 from vectrixdb.evaluation.runs.report import Report, now, set_name
 from vectrixdb.evaluation.runs.stats import bootstrap_interval
 from vectrixdb.roles import Collection, Questions, Reranker, Retriever
@@ -64,7 +70,7 @@ def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
 def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] | int = (1, 3, 5, 10),
                      by: str = "doc", *, depth: int = DEPTH, save_to: str | None = None, progress: bool = False,
                      confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, collection: Collection | None = None,
-                     **search) -> Report:
+                     measures: Sequence[str] = (), **search) -> Report:
     """recall@k, precision@k, f1@k, ndcg@k, hit_rate@k and mrr (reciprocal rank to `depth`) over the
     labelled questions (a golden file's path or Questions), with 95% intervals, a per-question
     frame, the misses, Vecta's set-based levels (in the frame named with the largest k they were
@@ -76,14 +82,22 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     what the collection does not hold exactly (another case, a misspelt page anchor, a page past the
     document's last, an unknown document) stops the report with BadInput listing every such row
     and a did-you-mean, rather than scoring it as a miss; a misspelt `#` anchor stops it even
-    without a collection."""
+    without a collection.
+
+    `measures`: registered measures to add by name (`"dcg@10"`, as metric_table names them), each
+    read from the same rankings and judgements as the figures above: a frame column per measure and
+    `report["measures"][name]`, its mean over the questions where it is defined (a NaN left out, as
+    pandas' mean does; None where none is). The search reaches the deepest cut-off asked; a measure
+    without one reads the ranking to `depth`. A name the ranked provider does not compute is refused
+    (BadInput listing those it does) before anything is searched."""
     from tqdm.auto import tqdm
 
     started = now()
     ks = cutoffs(k)
     if by not in L.GRAINS:
         raise BadInput(f"unknown grain by={by!r}; choose one of {', '.join(L.GRAINS)}")
-    depth = max(int(depth), ks[-1])
+    extra = report_measures(measures)
+    depth = max([int(depth), ks[-1]] + [m.k for m in extra if m.k])
     held = collection if collection is not None else target if _is_collection(target) else None
     golden, questions = questions, questions_of(questions, held)
     inputs = provenance(golden, questions, target)
@@ -91,7 +105,8 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     refuse_bad_labels(scored, held)
     values: dict[str, Any] = {"by": by, "k": ks, "depth": depth, "questions": len(scored),
                               "unlabelled": len(questions) - len(scored),
-                              "search": {key: str(v) for key, v in search.items()}, "warnings": _label_warnings(scored, by)}
+                              "search": {key: str(v) for key, v in search.items()}, "warnings": _label_warnings(scored, by),
+                              "measures": {str(m): None for m in extra}}  # None until computed (undefined reports)
     if not scored:
         return _undefined(values, f"no labelled questions to score ({values['unlabelled']} without labels)", started,
                           inputs)
@@ -115,9 +130,9 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
         return _undefined(values, NEEDS_PAGES, started, inputs)
     ranked = [L.units(q, res, by)[:depth] for q, res in zip(scored, results)]
     judged = judge(ranked, [L.qrel(q, by) for q in scored], depth)
-    measures = [Measure(f, x) for f in (*AT_EACH_K, *HOLES) for x in ks] + [Measure("mrr", depth),
+    built_in = [Measure(f, x) for f in (*AT_EACH_K, *HOLES) for x in ks] + [Measure("mrr", depth),
                                                                          Measure("bpref", depth)]
-    per_q = compute(judged, measures)
+    per_q = compute(judged, list(dict.fromkeys(built_in + extra)))
     values["warnings"] += _match_warnings(scored, results, judged, by)
     for family in AT_EACH_K:
         values[family] = {x: float(per_q[f"{family}@{x}"].mean()) for x in ks}
@@ -125,6 +140,7 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     values["ndcg_judged"] = {x: float(per_q[f"ndcg_judged@{x}"].mean()) for x in ks}
     values["bpref"] = float(per_q[f"bpref@{depth}"].mean())
     values["unjudged"] = {x: _unjudged(judged.judged, x) for x in ks}
+    values["measures"] = {str(m): _mean_defined(per_q[str(m)]) for m in extra}
     ci = lambda name: bootstrap_interval(per_q[name], confidence, n_resamples, seed)  # noqa: E731
     values["ci"] = {"confidence": confidence, "method": f"percentile bootstrap over questions, {n_resamples} resamples",
                     **{f: {x: ci(f"{f}@{x}") for x in ks} for f in WITH_CI}, "mrr": ci(f"mrr@{depth}")}
@@ -139,6 +155,32 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     if save_to:
         report.save(save_to)
     return report
+
+
+def report_measures(names: Sequence[str] | str) -> list[Measure]:
+    """The registered measures asked for by name (measures.Measure.parse reads `dcg@10`, `mrr`),
+    each one the RANKED provider computes, as a report reads judged rankings; any other name is
+    refused with the measures a report can compute (never replaced by another measure)."""
+    names = [names] if isinstance(names, str) else list(names)
+    can = f"a report computes {sorted(RANKED.kernels)} (at a cut-off, e.g. 'ndcg@10')"
+    out = []
+    for name in names:
+        try:
+            measure = Measure.parse(name)
+        except BadInput as exc:
+            raise BadInput(f"measures={name!r}: {exc}; {can}") from None
+        if measure.name not in RANKED.kernels:
+            raise BadInput(f"measures={name!r}: {measure.name!r} is declared, but no kernel of the ranked provider "
+                           f"(which reads the ranked results a report judges) computes it; {can}; give it one with "
+                           f"@RANKED.provides({measure.name!r}) (providers.py)")
+        out.append(measure)
+    return list(dict.fromkeys(out))
+
+
+def _mean_defined(values: np.ndarray) -> float | None:
+    """The mean of the values that are numbers (NaN: undefined for that question), None when none is."""
+    defined = values[~np.isnan(values)]
+    return float(defined.mean()) if len(defined) else None
 
 
 NEEDS_PAGES = ("page level needs pages: return hits or give the collection (collection=db); the results name no "
@@ -302,7 +344,7 @@ def _frame(scored, results, per_q, per_levels, first, latency, by, k):
 def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
              modes: Sequence[str] = ("dense", "keyword", "hybrid"), rerank: Sequence[Reranker] = (),
              vectors: Sequence[str] | None = None, depth: int = DEPTH, save_to: str | None = None,
-             progress: bool = True) -> Report:
+             progress: bool = True, measures: Sequence[str] = ()) -> Report:
     """Every way the collection can be searched, side by side: modes x rerankers (none, plus those
     given) x the vector spaces it holds, with median and p95 latency per query, 95% intervals on
     nDCG, recall and MRR, and three picks.
@@ -314,9 +356,12 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
     - best_per_ms: the most quality per millisecond of median latency, for a tight budget.
     Each row's `ci` holds its intervals; where the best's interval overlaps another's, the
     questions cannot tell the two apart (the report's `warnings` says how many such setups).
+    `measures`: registered measures by name, each setup's mean a column of the frame (as
+    retrieval_report computes them; they never rank). A name no ranked kernel computes is refused.
     """
     import pandas as pd
 
+    report_measures(measures)  # refused before any setup is searched
     started = now()
     golden, questions = questions, questions_of(questions, db)
     inputs = provenance(golden, questions, db)
@@ -331,7 +376,7 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
     quality, top = f"ndcg@{ks[-1]}", ks[-1]
     for setup in setups:
         options: dict[str, Any] = {key: v for key, v in setup.items() if v is not None}
-        rep = retrieval_report(db, questions, ks, by, depth=depth, progress=progress, **options)
+        rep = retrieval_report(db, questions, ks, by, depth=depth, progress=progress, measures=measures, **options)
         reports.append(rep)
         if rep["ndcg"] is None:
             return Report("evaluate", {"by": by, "k": ks, "questions": rep["questions"], "setups": len(setups),
@@ -344,7 +389,8 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
                      "mrr low": _end(ci["mrr"], 0), "mrr high": _end(ci["mrr"], 1),
                      f"recall@{top}": rep["recall"][top], f"recall@{top} low": _end(ci["recall"][top], 0),
                      f"recall@{top} high": _end(ci["recall"][top], 1), f"recall@{ks[0]}": rep["recall"][ks[0]],
-                     "median_ms": rep["latency_ms"]["median"], "p95_ms": rep["latency_ms"]["p95"]})
+                     "median_ms": rep["latency_ms"]["median"], "p95_ms": rep["latency_ms"]["p95"],
+                     **rep["measures"]})
     frame = pd.DataFrame(rows)
     frame = frame.sort_values([quality, "mrr", "median_ms"], ascending=[False, False, True]).reset_index(drop=True)
     best = frame.iloc[0]

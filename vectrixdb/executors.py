@@ -60,6 +60,11 @@ class Cell:
                           sort_keys=True, default=str)
         object.__setattr__(self, "key", hashlib.sha256(body.encode("utf-8")).hexdigest())
 
+    def __getstate__(self) -> dict:
+        """What a Ray worker gets: all but `code`, which only the key needed (already computed), so
+        a chunker that cannot be pickled never stops a cell from being shipped."""
+        return {**self.__dict__, "code": ()}
+
     def run(self) -> Any:
         return self.fn(self.settings, *self.inputs)
 

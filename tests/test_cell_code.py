@@ -152,3 +152,37 @@ def test_code_without_python_source_is_keyed_by_name_with_one_warning(monkeypatc
         assert Cell(json.dumps, {"x": 1}, code=(made["cut"],)).key != one.key
     with pytest.warns(RuntimeWarning, match=r"builtins\.min has no Python code"):  # another builtin: its own warning
         assert ci.code_identity(min) != ci.code_identity(max)
+
+
+def test_a_sweep_builds_a_users_edited_chunker_again(tmp_path, monkeypatch):
+    """The same rule for sweep's builds (a scratch collection each, embedded with the bundled model):
+    kept while the chunker's code is the same, built again once its edit is reloaded."""
+    import importlib
+
+    from vectrixdb.chunking.base import CHUNKERS
+    from vectrixdb.evaluation import Question, sweep
+
+    home, log, source = tmp_path / "home", tmp_path / "calls.log", tmp_path / "trial_sweep_chunker.py"
+    monkeypatch.setenv("VECTRIXDB_HOME", str(home))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    docs = {"loans": "Loan payments may be deferred after a disaster. " * 12, "cards": "Report a stolen card. " * 20}
+    qs = [Question("Can I defer a loan payment?", None, ["loans"], "q1")]
+
+    def run() -> tuple[int, int, int]:
+        report = sweep(docs, qs, chunk=["trial_user_cut"], chunk_size=[300], k=(1, 2), progress=False)
+        return int(report["best"]["chunks"]), log.read_text().count("call"), kept(home)
+
+    source.write_text(CHUNKER_MODULE.format(log=str(log), share=1))
+    try:
+        module = importlib.import_module("trial_sweep_chunker")
+        first = run()
+        assert first[1] == 2 and first[2] == 1  # one call per document, one build kept
+        assert run() == first
+        source.write_text(CHUNKER_MODULE.format(log=str(log), share=3))
+        importlib.reload(module)
+        chunks, calls, builds = run()
+        assert calls == 4 and builds == 2 and chunks > first[0]
+    finally:
+        CHUNKERS.pop("trial_user_cut", None)
+        sys.modules.pop("trial_sweep_chunker", None)

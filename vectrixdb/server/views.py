@@ -9,21 +9,24 @@ import math
 from typing import Any
 
 from vectrixdb.errors import NotFound
-from vectrixdb.evaluation.runs.kinds import KINDS, call
+from vectrixdb.evaluation.runs.kinds import KINDS, call, with_unit
 from vectrixdb.plotting.heatmap import key_scores, score_columns
 
 LEVELS = ("chunk", "page", "doc")
 MAX_ROWS = 1000
 
 
-def fmt(value: Any) -> str:
-    """A cell as text: 3 decimals for fractions, a dash for undefined, lists joined."""
+def fmt(value: Any, unit: str | None = None) -> str:
+    """A cell as text: 3 decimals for fractions, a dash for undefined, lists joined; a number with
+    a unit (its kind's `units`: not a score) with that unit (kinds.with_unit)."""
     if hasattr(value, "item") and not isinstance(value, (list, tuple, dict)):
         value = value.item()  # a NumPy scalar
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if unit and isinstance(value, (int, float)):
+        return with_unit(value, unit)
     if isinstance(value, float):
         return f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
     if isinstance(value, (list, tuple)):
@@ -49,20 +52,38 @@ def table_of(report) -> dict[str, Any] | None:
     frame = questions if questions is not None else report.frame
     if frame is None or not len(frame):
         return None
-    scores = score_columns(frame)
+    kind = KINDS[report.kind]
+    measured = [c for c in frame.columns if kind.unit_of(c)]  # declared not a score: its unit, no colour
+    scores = [c for c in score_columns(frame) if c not in measured]
     if questions is not None and scores:
         missed = [f"{level} missed" for level in LEVELS if f"{level} missed" in frame and
                   f"{level} expected" in frame and frame[f"{level} expected"].map(len).any()]
-        columns = (["question"] if "question" in frame else []) + key_scores(frame) + missed
+        keys = [c for c in key_scores(frame) if c not in measured]
+        numbers = [c for c in measured if is_number_column(frame[c])]
+        columns = (["question"] if "question" in frame else []) + keys + numbers + missed
     else:
         columns = [c for c in frame.columns if not frame[c].map(lambda v: isinstance(v, (list, dict))).any()][:14]
     shown = frame.head(MAX_ROWS)
-    rows = [{"id": str(index), "cells": [fmt(row[c]) for c in columns],
-             "scores": [score_value(row[c]) if c in scores and questions is not None else None for c in columns]} for index, row in shown.iterrows()]
+    units = [kind.unit_of(c) for c in columns]
+    rows = [{"id": str(index), "cells": [fmt(row[c], u) for c, u in zip(columns, units)],
+             "scores": [score_value(row[c]) if c in scores and questions is not None else None for c in columns]}
+            for index, row in shown.iterrows()]
+    return {"columns": [str(c) for c in columns], "numeric": [_numeric(frame[c]) for c in columns], "units": units,
+            "rows": rows, "total": len(frame), "shown": len(shown), "index": frame.index.name or "",
+            "drill": questions is not None}
+
+
+def is_number_column(values) -> bool:
+    """Whether a column holds numbers (not yes/no): one with a unit is then shown as a number."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    return bool(is_numeric_dtype(values)) and not is_bool_dtype(values)
+
+
+def _numeric(values) -> bool:
     from pandas.api.types import is_numeric_dtype
 
-    return {"columns": [str(c) for c in columns], "numeric": [is_numeric_dtype(frame[c]) for c in columns], "rows": rows, "total": len(frame), "shown": len(shown),
-            "index": frame.index.name or "", "drill": questions is not None}
+    return bool(is_numeric_dtype(values))
 
 
 def score_value(value: Any) -> float | None:
@@ -77,7 +98,8 @@ def headline(report) -> list[tuple[str, str]]:
     """The run's headline figures as (name, text) pairs."""
     from vectrixdb.export.certify import figures
 
-    return [(name, fmt(value)) for name, value in figures(report, aliases=False).items()]
+    kind = KINDS[report.kind]
+    return [(name, fmt(value, kind.unit_of(name))) for name, value in figures(report, aliases=False).items()]
 
 
 def question_index(report) -> dict[str, Any]:
@@ -117,7 +139,7 @@ def _set_figure(row: dict, name: str) -> Any:
 
 
 def question_detail(report, qid: str, row: dict | None = None) -> dict[str, Any]:
-    """Everything known about one question of a run: see the module docstring of server.app.
+    """Everything known about one question of a run: see the module docstring of server.pages_builtin.
     `row` is its table row as a dict when the caller has it (question_details)."""
     table = question_table(report)
     if table is None:

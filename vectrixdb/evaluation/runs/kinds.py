@@ -35,6 +35,10 @@ and run page, the certificate PDF, the offline HTML copy and the CLI read it fro
                                  checks what every kind shares; this, what only this kind's readers use)
     progress                     the module whose progress_values / progress_report rebuild a running
                                  run from its progress log (evaluation/runs/progress.py), or None
+    units                        {column or figure name: unit} for those that are not 0..1 scores
+                                 ("ms", "s", "tokens", "count", "rank", "$", ...): every table, the
+                                 PDF and the CLI show them with their unit and never in the score
+                                 colours; a name without a unit is a score (see `unit_of`)
 
 A hook is a callable or a "module:function" string, imported when first called, so a declaration
 needs nothing below it at import time. The built-in kinds are declared in evaluation/runs/kinds_builtin.py;
@@ -70,7 +74,10 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from types import MappingProxyType
 from typing import Any, Callable, Union
 
 from vectrixdb.errors import BadInput, BadType
@@ -131,6 +138,24 @@ class Kind:
     judged: Judged | None = None
     check: Hook = None
     progress: str | None = None
+    units: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self):
+        if not isinstance(self.units, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) and k and v for k, v in self.units.items()):
+            raise BadInput(f"kind {self.name!r}: units maps column names to unit names, not {self.units!r}")
+        object.__setattr__(self, "units", MappingProxyType(dict(self.units)))  # frozen: a copy nobody changes
+
+    def unit_of(self, name: Any) -> str | None:
+        """The unit of a column or figure, None for a 0..1 score: the name's own entry in `units`
+        (or SHARED_UNITS, names every run has), else its stem before `@` or a space (`wait_ms@10`,
+        `median_ms low` read as `wait_ms`, `median_ms`)."""
+        name = str(name)
+        for candidate in (name, re.split(r"[@ ]", name, maxsplit=1)[0]):
+            unit = self.units.get(candidate) or SHARED_UNITS.get(candidate)
+            if unit:
+                return unit
+        return None
 
     def badge(self, values: dict | None) -> str | None:
         """The badge a run of this kind shows; None for none (the dashboard shows Unknown)."""
@@ -148,7 +173,7 @@ class Kind:
         return call(self.what, values) if self.what else f"a {self.name} run"
 
     def cli_text(self, row: dict) -> str:
-        return call(self.cli, row) if self.cli else first_headline(row)
+        return call(self.cli, row) if self.cli else first_headline(row, self)
 
     def judged_for(self, report) -> Judged | None:
         """Its Judged when this run has judged results (its `when` holds), else None."""
@@ -156,6 +181,8 @@ class Kind:
         return spec if spec is not None and (spec.when is None or call(spec.when, report)) else None
 
 
+#: Units of the names every run has, whatever its kind (certify adds the run's duration_s).
+SHARED_UNITS: dict[str, str] = {"duration_s": "s"}
 KINDS: dict[str, Kind] = {}
 MODULES: tuple[str, ...] = ()  # the package's kind modules beyond kinds_builtin (see "Where the registration line goes")
 SETTING = "VECTRIXDB_KINDS"
@@ -243,14 +270,29 @@ def hooks(kind: Kind) -> list[tuple[str, Hook]]:
     return out + (of(kind.judged, "judged.") if kind.judged else [])
 
 
-def first_headline(row: dict) -> str:
+def first_headline(row: dict, kind: Kind | None = None) -> str:
     """The one figure `runs list` shows for a run: the first the row has of HEADLINE (a sweep's or a
-    comparison's best in words; else accuracy, nDCG, recall, then set F1 from the finest grain)."""
+    comparison's best in words; else accuracy, nDCG, recall, then set F1 from the finest grain),
+    with its unit when the kind declares one."""
     for prefix in HEADLINE:
         for column, value in row.items():
             if str(column).startswith(prefix) and value is not None and value == value and value != "":
+                unit = kind.unit_of(column) if kind else None
+                if unit and isinstance(value, (int, float)) and not isinstance(value, bool):
+                    return f"{column} {with_unit(value, unit)}"
                 return f"{column} {value:.3f}" if isinstance(value, float) else f"{column}: {str(value)[:64]}"
     return "—"
+
+
+def with_unit(value: float, unit: str) -> str:
+    """A number with its unit, as every table, the PDF and the CLI print it: money as `$0.0123`
+    (4 significant digits), whole numbers of a counted unit with thousands separators (`1,234
+    tokens`), times and other measures to 1 decimal (`412.5 ms`), or 3 below 1 (`0.412 ms`)."""
+    if unit == "$":
+        return f"${value:,.4g}" if abs(value) < 1000 else f"${value:,.2f}"
+    if float(value).is_integer() and abs(value) >= 1 or isinstance(value, int):
+        return f"{int(value):,} {unit}"
+    return f"{value:,.1f} {unit}" if abs(value) >= 1 else f"{value:.3f} {unit}"
 
 
 HEADER_META = ("kind", "schema_version", "vectrixdb", "run_id", "name", "status", "started", "finished", "duration_s",

@@ -4,6 +4,10 @@ The order of registration is the order of the dashboard's Type filter (kinds.bad
 headline rules here are what every listing, the CLI, the run page and the certificate show:
 set figures carry the k they were read at (`page_f1@10`: set F1 over the first 10 results; its
 best is below 1 when k exceeds the expected items, so certify.py shows it and does not grade it).
+`units` names each kind's columns and figures that are not 0..1 scores (times, counts, ranks):
+read from the tables each kind saves (retrieval_report's per-question latency_ms, expected_n and
+first_right; evaluate's setup latencies; a sweep's build and search times; counts of builds,
+pairs and pooled results); every other numeric column of theirs is a score.
 """
 from __future__ import annotations
 
@@ -12,7 +16,8 @@ from typing import Any
 
 from vectrixdb.evaluation.runs.kinds import KINDS, Judged, Kind, Plot, register
 
-HEATMAP = Plot("Per-question heatmap", "scores per question, run {run_id}", "vectrixdb.plotting.heatmap:question_heatmap",
+HEATMAP = Plot("Per-question heatmap", "scores per question, run {run_id}",
+               "vectrixdb.evaluation.runs.kinds_builtin:score_heatmap",
                lambda report: report.frame is not None and len(report.frame) > 0)
 D = "vectrixdb.server.decisions:"
 RANKED_JUDGED = Judged(D + "ranked_unjudged", D + "ranked_measures")  # a retrieval report: shares it recorded at its grain
@@ -20,6 +25,14 @@ LEVEL_JUDGED = Judged(D + "level_unjudged", D + "level_measures",  # a run_evalu
                       lambda report: report.get("type") in ("Retrieval", "RAG"))
 TIES = Plot("Tie matrix", "exact McNemar p-values between techniques, run {run_id}", "vectrixdb.plotting:tie_matrix",
             lambda report: bool(report.get("techniques")))
+
+
+def score_heatmap(report):
+    """The per-question heatmap of the run's scores, leaving out the columns its kind gives a unit."""
+    from vectrixdb.plotting.heatmap import question_heatmap
+
+    kind = KINDS[report.kind]
+    return question_heatmap(report, skip=tuple(c for c in report.frame.columns if kind.unit_of(c)))
 
 
 def standard_headline(values: dict) -> dict[str, Any]:
@@ -152,30 +165,34 @@ def _builtins() -> None:
              appendix="vectrixdb.export.files:evaluation_appendix", comparable=True, judged=LEVEL_JUDGED,
              progress="vectrixdb.evaluation.runs.pipeline"),
         Kind("retrieval", "retrieval", p + "recall_curve", badges=("Retrieval",), what="a retrieval report",
-             plots=(HEATMAP,), tab="retrieval", comparable=True, judged=RANKED_JUDGED),
+             plots=(HEATMAP,), tab="retrieval", comparable=True, judged=RANKED_JUDGED,
+             units={"latency_ms": "ms", "expected_n": "count", "first_right": "rank"}),
         Kind("evaluate", "retrieval", p + "setup_comparison", questions=None, badges=("Retrieval",),
-             figures=setup_figures, what="a setup comparison", tab="retrieval"),
+             figures=setup_figures, what="a setup comparison", tab="retrieval",
+             units={"median_ms": "ms", "p95_ms": "ms"}),
         Kind("cutoff", "retrieval", p + "cutoff_plot", ("candidates",), badges=("Retrieval",),
              what="a cut-off study", tab="retrieval", comparable=True),
-        Kind("sweep", "sweeps", p + "sweep_plot", questions=None, badges=("Chunking",), what="a chunking sweep"),
+        Kind("sweep", "sweeps", p + "sweep_plot", questions=None, badges=("Chunking",), what="a chunking sweep",
+             units={"median_search_ms": "ms", "build_s": "s", "chunks": "count", "chunk_size": "chars"}),
         Kind("chunking", "chunking", p + "chunking_plot", ("outcomes",), questions="outcomes", badges=("Chunking",),
              figures=build_shares, what="a chunking comparison", plots=(TIES,), tab="chunking", comparable=True,
-             **chunking),
+             units={"chunks": "count", "chunk_size": "chars", "found": "count", "right": "count", "scored": "count",
+                    "unscored": "count"}, **chunking),
         Kind("answers", "evaluations", p + "answers_plot", badges=("Generation",), what="an answer evaluation",
              comparable=True),
         Kind("calibration", "evaluations", p + "calibration_plot", badges=("Generation",),
              what="a judge calibration", comparable=True),
         Kind("experiment", "experiments", p + "experiment_plot", ("changed",), questions=None,
              badges=("Experiment",), what="an experiment", graded=False, section="_experiment.html",
-             saved_comparison=True),
+             saved_comparison=True, units={"wins": "count", "losses": "count", "ties": "count", "paired": "count"}),
         Kind("power", "experiments", "vectrixdb.evaluation.runs.power:power_plot", questions=None, badges=("Power",),
-             headline=power_headline),  # questions_needed
+             headline=power_headline, units={"n": "questions", "questions for": "questions"}),  # questions_needed
         Kind("pool", "retrieval", "vectrixdb.evaluation.retrieval.pooling:pool_plot", questions=None, badges=("Pool",),
-             headline=pool_headline),  # pooling.pool
+             headline=pool_headline, units={"runs": "count", "best_rank": "rank", "pooled": "count"}),  # pooling.pool
         Kind("ppi", "evaluations", "vectrixdb.evaluation.runs.ppi:ppi_plot", questions=None, badges=("PPI",),
-             headline=ppi_headline),  # ppi_mean
+             headline=ppi_headline, units={"N": "count", "n": "count"}),  # ppi_mean
         Kind("golden_audit", "audits", "vectrixdb.plotting.audit:audit_plot", badges=("Audit",),
-             what="a golden-set audit"),
+             what="a golden-set audit", units={"keyword_rank": "rank", "dense_rank": "rank", "words": "words"}),
     ):
         if kind.name not in KINDS:
             register(kind)

@@ -3,9 +3,11 @@
 `create_app(folder)` builds it; `vectrixdb serve FOLDER` (cli/serve.py) runs it with uvicorn on
 127.0.0.1. It has no write routes: it lists, draws and exports runs, and never changes the folder.
 
-A new page is not one file: its route is a function inside `create_app` (server/app.py; routes close
-over the app's runs, cache and templates), its view goes in views.py or a module of its own, its
-template in templates/, and a link in templates/base.html's navigation if the menu is to reach it.
+A new page is one file: a module that declares `register_page(Page(name, path, title, view,
+template, nav=...))` (server/registry.py says what each field is; the built-in pages are declared
+the same way in server/pages_builtin.py), its template beside it (`folder=`) or in templates/;
+`create_app` builds its route and its nav link from the declaration. The one registration line is
+its module's name in registry.MODULES (inside the package) or the VECTRIXDB_PAGES setting (outside).
 A new report kind's page, by contrast, needs none of this: its Kind declaration's `section`, `view`
 and `tab` are drawn by the run page and the Evaluate page (evaluation/runs/kinds.py).
 """

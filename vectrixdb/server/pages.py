@@ -1,4 +1,5 @@
-"""The one Jinja2 environment the dashboard and the offline HTML copy render with.
+"""The one Jinja2 environment the dashboard and the offline HTML copy render with; it finds a
+template in server/templates, then in the folder a registered page names (server/registry.py).
 
 Autoescape is on for every template (they are all HTML), so a question, answer or passage
 holding `<script>` is shown as text wherever it appears; nothing is marked safe in templates.
@@ -27,16 +28,19 @@ def when(value) -> str:
     return str(value).replace("T", " ").rstrip("Z") if value else "—"
 
 
-def figure_text(name: str, value) -> str:
-    """An 'other figure' on the Evaluations page; a chunking run's best build by its name."""
+def figure_text(name: str, value, kind: str | None = None) -> str:
+    """An 'other figure' on the Evaluations page, with its unit when the run's kind declares one;
+    a chunking run's best build by its name."""
     import json
 
+    from vectrixdb.evaluation.runs.kinds import KINDS
     from vectrixdb.server.views import fmt
 
     if name == "best" and isinstance(value, str) and value.startswith("{"):
         best = json.loads(value)
         return f"{best.get('name')} ({best.get('found')}/{best.get('of')} found)"
-    return fmt(value)
+    declared = KINDS.get(kind) if kind else None
+    return fmt(value, declared.unit_of(name) if declared else None)
 
 
 def run_type(report) -> str | None:
@@ -59,6 +63,20 @@ def unjudged_of(report, qid: str) -> str | None:
     return got["unjudged"]["per_question"].get(str(qid)) if got else None
 
 
+def template_source(name: str):
+    """A template's (source, filename, uptodate) from server/templates, else from a registered page's
+    own folder (registry.folders(), read at each load, so a page registered after the environment
+    was made finds its template); None when no folder has it (Jinja raises TemplateNotFound)."""
+    import jinja2
+
+    from vectrixdb.server.registry import folders
+
+    try:
+        return jinja2.FileSystemLoader([str(TEMPLATES), *folders()]).get_source(environment(), name)
+    except jinja2.TemplateNotFound:
+        return None
+
+
 @lru_cache(maxsize=1)
 def environment():
     import jinja2
@@ -66,7 +84,7 @@ def environment():
     from vectrixdb.server.markdown import markup
     from vectrixdb.server.views import fmt
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+    env = jinja2.Environment(loader=jinja2.FunctionLoader(template_source), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = fmt
     env.filters["heat"] = heat

@@ -1,0 +1,86 @@
+"""A dashboard page is one declaration on the page registry (vectrixdb/server/registry.py): a toy page
+declared in one file (tests/pages/toy_page.py, its template beside it) and named by one setting is
+served over a real loopback uvicorn, linked from the navigation, escapes what it shows, and a page
+that raises answers with an error page naming it while every other page keeps working."""
+from __future__ import annotations
+
+import sys
+
+import httpx
+import pytest
+
+from tests.servers import serve_app
+from vectrixdb.errors import BadInput
+from vectrixdb.server import registry
+
+TOY = "tests.pages.toy_page"
+
+
+def _forget() -> None:
+    for name in ("toy", "broken_toy"):
+        registry.unregister_page(name)
+    registry._imported.discard(TOY)
+    sys.modules.pop(TOY, None)
+
+
+@pytest.fixture
+def toy_pages(monkeypatch):
+    """The toy module named in VECTRIXDB_PAGES (its one registration line), forgotten afterwards."""
+    _forget()
+    monkeypatch.setenv(registry.SETTING, TOY)
+    yield
+    _forget()
+
+
+def test_a_page_declared_in_one_file_is_served_linked_and_escaped(toy_pages, tmp_path):
+    from vectrixdb.server import create_app
+
+    with serve_app(create_app(str(tmp_path))) as url:
+        got = httpx.get(url + "/toy", params={"repeat": 2}, timeout=30)
+        assert got.status_code == 200 and '<h1 id="toy">Toy page</h1>' in got.text
+        assert "<title>Toy page · vectrixdb</title>" in got.text and "0 run(s) in this folder." in got.text
+        assert got.text.count("<li class=\"said\">&lt;script&gt;alert(&#39;toy&#39;)&lt;/script&gt;</li>") == 2
+        assert "<script>" not in got.text  # autoescape: the data is text, never markup
+        assert '<a href="/toy" class="here">Toy</a>' in got.text  # its own link, lit on its page
+        home = httpx.get(url + "/", timeout=30)
+        assert home.status_code == 200
+        nav = home.text.split("<nav>", 1)[1].split("</nav>", 1)[0]  # built-ins first, then the toy, in order
+        assert [part.split('"', 1)[0] for part in nav.split('href="')[1:]] == ["/", "/evaluate", "/experiments",
+                                                                             "/toy", "/toy/broken"]
+        assert '<a href="/" class="here">Evaluations</a>' in nav and '<a href="/toy" >Toy</a>' in nav
+
+
+def test_a_page_that_raises_gets_an_error_page_naming_it_and_the_others_keep_working(toy_pages, tmp_path):
+    from vectrixdb.server import create_app
+
+    with serve_app(create_app(str(tmp_path))) as url:
+        broken = httpx.get(url + "/toy/broken", timeout=30)
+        assert broken.status_code == 500 and "<h1>The Broken toy page failed</h1>" in broken.text
+        assert ("Page &#39;broken_toy&#39; (/toy/broken) raised ValueError: the broken toy page fails on purpose. "
+                "The other pages are unaffected") in broken.text
+        assert '<a href="/toy/broken" class="here">Broken</a>' in broken.text  # the page's own frame, nav and all
+        for path in ("/", "/toy", "/evaluate", "/experiments"):
+            assert httpx.get(url + path, timeout=30).status_code == 200, path
+        assert httpx.get(url + "/runs/nope", timeout=30).status_code == 404  # a refusal is still a refusal
+
+
+def test_the_registry_refuses_clashes_and_unimportable_modules(monkeypatch):
+    registry.declared()
+    with pytest.raises(BadInput, match="page 'again' \\(/\\) clashes with page 'runs' \\(/\\)"):
+        registry.register_page(registry.Page("again", "/", "Again", lambda site: {}, "runs.html"))
+    with pytest.raises(BadInput, match="a nav link cannot fill the path parameters"):
+        registry.Page("x", "/runs/{run_id}/x", "X", lambda site, run_id: {}, "x.html", nav="X")
+    monkeypatch.setenv(registry.SETTING, "vx_no_such_page_module")
+    with pytest.raises(BadInput, match="VECTRIXDB_PAGES names 'vx_no_such_page_module', which cannot be imported"):
+        registry.declared()
+
+
+def test_every_built_in_page_is_on_the_registry(tmp_path):
+    """The built-ins are declarations like any other: every route of the app is one of them."""
+    from vectrixdb.server import create_app
+
+    app = create_app(str(tmp_path))
+    routes = {r.path for r in app.routes if getattr(r, "methods", None)}
+    assert routes == {p.path for p in registry.declared().values()}
+    assert {"/", "/runs/{run_id}", "/runs/{run_id}/question", "/runs/{run_id}/certificate.pdf",
+            "/runs/{run_id}/offline.html", "/evaluate", "/experiments"} <= routes

@@ -53,8 +53,11 @@ def test_a_unit_is_read_from_the_declaration_and_printed_with_the_number(timed):
     assert timed.unit_of("wait_ms") == "ms" and timed.unit_of("wait_ms@10") == "ms" and timed.unit_of("wait_ms low") == "ms"
     assert timed.unit_of("hit@3") is None and timed.unit_of("duration_s") == "s"  # a score; a unit every run shares
     assert [with_unit(v, u) for v, u in ((0.4, "ms"), (412.46, "ms"), (0, "ms"), (1500, "tokens"), (3.0, "count"),
-                                          (0.0123, "$"), (1234.5, "$"))] == \
-        ["0.400 ms", "412.5 ms", "0 ms", "1,500 tokens", "3 count", "$0.0123", "$1,234.50"]
+                                          (2, "rank"), (2.5, "rank"), (0.0123, "$"), (1234.5, "$"))] == \
+        ["0.400 ms", "412.5 ms", "0 ms", "1,500 tokens", "3", "rank 2", "rank 2.5", "$0.0123", "$1,234.50"]
+    timing = Kind("timing_toy", "timing", timed_plot, units={"recall": "ms"})  # `runs list` text: any headline name
+    assert timing.cli_text({"recall@10": 412.5}) == "recall@10 412.5 ms" and timed.cli_text({"recall@10": 0.5}) == \
+        "recall@10 0.500"
     with pytest.raises(BadInput, match="units maps column names to unit names"):
         Kind("bad_units", "bad", timed_plot, units={"wait_ms": 3})  # type: ignore[dict-item]
 

@@ -286,10 +286,15 @@ def first_headline(row: dict, kind: Kind | None = None) -> str:
 
 def with_unit(value: float, unit: str) -> str:
     """A number with its unit, as every table, the PDF and the CLI print it: money as `$0.0123`
-    (4 significant digits), whole numbers of a counted unit with thousands separators (`1,234
-    tokens`), times and other measures to 1 decimal (`412.5 ms`), or 3 below 1 (`0.412 ms`)."""
+    (4 significant digits), a rank as `rank 2`, a count as its number alone (`1,234`: it has no
+    unit to print, and is still not a score), whole numbers of another unit with thousands
+    separators (`1,500 tokens`), times and other measures to 1 decimal (`412.5 ms`), or 3 below 1
+    (`0.412 ms`)."""
     if unit == "$":
         return f"${value:,.4g}" if abs(value) < 1000 else f"${value:,.2f}"
+    if unit in ("rank", "count"):
+        number = f"{int(value):,}" if float(value).is_integer() else f"{value:,.1f}"
+        return f"rank {number}" if unit == "rank" else number
     if float(value).is_integer() and abs(value) >= 1 or isinstance(value, int):
         return f"{int(value):,} {unit}"
     return f"{value:,.1f} {unit}" if abs(value) >= 1 else f"{value:.3f} {unit}"

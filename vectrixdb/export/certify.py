@@ -14,12 +14,15 @@ found_share / right_share (a chunking comparison's best build) and duration_s. A
 `@k` (`ndcg`, `recall`, `page_f1`, the names SLA files used before set figures carried their k)
 reads as that figure at the run's largest k, and the SLA row says so ("page_f1, read as
 page_f1@10"), so an older file keeps applying. A threshold whose figure the run does not have, or
-that its kind's declaration does not let apply (Kind.sla), does not apply to it and is counted apart. Without a file, DEFAULT_SLA applies, and the page says so.
+that its kind's declaration does not let apply (Kind.sla), does not apply to it and is counted apart;
+nor does one whose figure the kind gives a unit (Kind.units: ms, counts, $ are not 0..1 scores; the
+shared duration_s, in seconds, is the one figure with a unit a threshold reads, by its own max). Without a file, DEFAULT_SLA applies, and the page says so.
 
 The grade (GRADE_RULE says it in words; every page that shows a grade prints it) averages only
 figures whose best possible value is 1 for every question at every k, so it measures quality,
 not the cut-off: nDCG@k (the ideal ranking is cut at the same k), MRR, capped recall@k (found /
-min(k, expected), BEIR's R_cap@k, per level), accuracy, groundedness, found and right share.
+min(k, expected), BEIR's R_cap@k, per level), accuracy, groundedness, found and right share,
+and never a figure its kind gives a unit (Kind.units), whatever its name.
 Set precision and F1 at k are shown but not graded: with k results and R expected items their
 best is 2 min(k, R) / (k + R) at chunk level (0.18 for one expected chunk at k = 10). Each graded
 figure can only rise when a right answer moves up, so the grade can too. A from 0.90, B from 0.80,
@@ -152,20 +155,23 @@ def compliance(report, sla: dict[str, dict[str, float]]) -> dict[str, Any]:
     """Each threshold against the run's figure: rows of (figure, rule, actual, verdict) and the
     verdict over the thresholds that apply to the run (those whose figure it has)."""
     got = figures(report)
-    declared = _kind(report).sla  # the SLA names the kind lets apply; None: any whose figure it has
+    kind = _kind(report)
+    declared = kind.sla  # the SLA names the kind lets apply; None: any whose figure it has
     rows: list[dict[str, Any]] = []
     for name, rule in sla.items():
         figure = resolve(name, got) if declared is None or name.split("@")[0] in declared else None
         text = " and ".join(f"{'≥' if k == 'min' else '≤'} {v:g}" for k, v in rule.items())
-        if figure is None:
-            rows.append({"figure": name, "rule": text, "actual": None, "verdict": "does not apply"})
+        unit = kind.units.get(figure.split("@")[0]) if figure else None  # the kind's units: not scores
+        if figure is None or unit:
+            why = f"does not apply ({figure} is in {unit}, not a 0..1 score)" if unit else "does not apply"
+            rows.append({"figure": name, "rule": text, "actual": None, "verdict": why})
             continue
         actual = got[figure]
         ok = ("min" not in rule or actual >= rule["min"]) and ("max" not in rule or actual <= rule["max"])
         shown = name if figure == name else f"{name}, read as {figure}"
         rows.append({"figure": shown, "rule": text, "actual": actual, "verdict": "pass" if ok else "fail"})
     failed = [r for r in rows if r["verdict"] == "fail"]
-    applicable = [r for r in rows if r["verdict"] != "does not apply"]
+    applicable = [r for r in rows if not r["verdict"].startswith("does not apply")]
     apart = len(rows) - len(applicable)
     rest = f"; {apart} do{'es' if apart == 1 else ''} not apply to {_what(report)}" if apart else ""
     if not applicable:
@@ -195,7 +201,8 @@ def grade(report, sla: dict[str, dict[str, float]]) -> dict[str, Any]:
         return {"letter": "–", "score": None, "why": f"not graded: the run is {status}", "graded": {}}
     got = figures(report)
     extra = _kind(report).grades  # figures the kind declares gradable (each can reach 1 for every question)
-    quality = {k: v for k, v in got.items() if graded(k) or k.split("@")[0] in extra}
+    kind = _kind(report)
+    quality = {k: v for k, v in got.items() if (graded(k) or k.split("@")[0] in extra) and not kind.unit_of(k)}
     if not quality:
         return {"letter": "–", "score": None, "why": "not graded: the run has no graded figure", "graded": {}}
     score = sum(quality.values()) / len(quality)
@@ -219,7 +226,11 @@ def _questions(report) -> int | None:
 
 
 def wilson(p: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """Wilson's score interval (95% by default) for a mean p of n scores in 0..1."""
+    """Wilson's score interval (95% by default) for a mean p of n scores in 0..1; a mean outside
+    0..1 (a figure with a unit, not a score) or n < 1 is refused, never a math error."""
+    if not (isinstance(p, (int, float)) and 0.0 <= p <= 1.0) or not n or n < 1:
+        raise BadInput(f"Wilson's interval is for a mean of n >= 1 scores in 0..1, not mean {p!r} of n={n!r} "
+                       "(a figure with a unit is not a score and is not graded)")
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     return max(0.0, centre - half), min(1.0, centre + half)

@@ -38,7 +38,8 @@ and run page, the certificate PDF, the offline HTML copy and the CLI read it fro
     units                        {column or figure name: unit} for those that are not 0..1 scores
                                  ("ms", "s", "tokens", "count", "rank", "$", ...): every table, the
                                  PDF and the CLI show them with their unit and never in the score
-                                 colours; a name without a unit is a score (see `unit_of`)
+                                 colours; a name without a unit is a score (see `unit_of`); grades and sla
+                                 may not name one, and certify's grade and SLA never read one
 
 A hook is a callable or a "module:function" string, imported when first called, so a declaration
 needs nothing below it at import time. The built-in kinds are declared in evaluation/runs/kinds_builtin.py;
@@ -142,8 +143,13 @@ class Kind:
 
     def __post_init__(self):
         if not isinstance(self.units, Mapping) or not all(
-                isinstance(k, str) and isinstance(v, str) and k and v for k, v in self.units.items()):
-            raise BadInput(f"kind {self.name!r}: units maps column names to unit names, not {self.units!r}")
+                isinstance(k, str) and isinstance(v, str) and k.strip() and v.strip() for k, v in self.units.items()):
+            raise BadInput(f"kind {self.name!r}: units maps column names to unit names (neither blank), "
+                           f"not {self.units!r}")
+        scored = [n for n in (*self.grades, *(self.sla or ())) if n in self.units or n.split("@")[0] in self.units]
+        if scored:  # a name with a unit is not a 0..1 score: grading or SLA-checking it would mix scales
+            raise BadInput(f"kind {self.name!r}: {sorted(set(scored))} named both in grades/sla and in units; a "
+                           "figure with a unit is not a score and is never graded or SLA-checked: drop it from one")
         object.__setattr__(self, "units", MappingProxyType(dict(self.units)))  # frozen: a copy nobody changes
 
     def unit_of(self, name: Any) -> str | None:

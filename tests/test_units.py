@@ -143,3 +143,27 @@ def test_a_figure_with_a_unit_is_never_graded_nor_sla_checked(tmp_path):
         with pytest.raises(BadInput, match="Wilson's interval is for a mean of n >= 1 scores in 0..1"):
             certify.wilson(p, n)
     assert certify.wilson(1.0, 1)[1] == 1.0  # the extremes still work
+
+
+def test_the_runs_list_asks_the_kind_before_colouring_its_score_columns(tmp_path):
+    """Reviewer's case: the list's Accuracy / Chunk F1 columns were heat-coloured whatever the kind's units;
+    now a column the run's kind gives a unit is printed with it and uncoloured, as on the run page."""
+    from vectrixdb.server import create_app
+
+    counted = kinds.register(Kind("counted_list_toy", "counted_list_toys", timed_plot, badges=("Counted",),
+                                  units={"accuracy": "count", "groundedness": "ms"},
+                                  headline=lambda v: {"accuracy": v["accuracy"], "groundedness": v["groundedness"],
+                                                      "chunk_f1": v["chunk_f1"]}))
+    try:
+        rep = Report("counted_list_toy", {"accuracy": 3, "groundedness": 0.4, "chunk_f1": 0.5, "questions": 1},
+                     pd.DataFrame({"hit": [1.0]}, index=pd.Index(["q"], name="id")), meta={"status": "completed"})
+        rep.save(str(tmp_path))
+        with serve_app(create_app(str(tmp_path))) as url:
+            listing = httpx.get(url + "/", timeout=60).text
+        row = listing.split('data-type="Counted"', 1)[1].split("</tr>", 1)[0]
+        assert '<td class="num" title="accuracy is in count, not a 0..1 score">3</td>' in row
+        assert '<td class="num" title="groundedness is in ms, not a 0..1 score">0.400 ms</td>' in row
+        chunk = re.search(r'<td class="num" style="([^"]*)"[^>]*>0.500</td>', row)
+        assert chunk and "background" in chunk.group(1)  # a score column of the same run keeps its heat
+    finally:
+        kinds.unregister(counted.name)

@@ -50,9 +50,11 @@ def evaluations(site: Site, type: str = "", state: str = "", sort: str = "run_id
     present = [r for r in shown if r.get(sort) is not None]
     present.sort(key=lambda r: (str(r[sort]) if isinstance(r[sort], str) else r[sort]), reverse=order != "asc")
     shown = present + [r for r in shown if r.get(sort) is None]  # undefined last either way
-    for r in shown:
+    for r in shown:  # a column its run's kind gives a unit (Kind.units) is not a score: no heat, its unit printed
+        kind = kinds.KINDS.get(r.get("kind") or "")
+        r["units"] = {c: kind.unit_of(c) for c in SCORES if kind and kind.unit_of(c)}
         r["extra"] = {k: v for k, v in r.items() if k not in {c for c, _ in COLUMNS} |
-                      {"kind", "extra", "started", "error"} and not k.endswith(" k") and v is not None and v == v}
+                      {"kind", "extra", "units", "started", "error"} and not k.endswith(" k") and v is not None and v == v}
     return {"rows": shown, "columns": COLUMNS, "scores": SCORES, "types": types, "states": STATES, "counts": counts,
             "total": len(rows), "filters": {"type": type, "state": state}, "sort": sort, "order": order,
             "hidden": site.runs.unregistered()}

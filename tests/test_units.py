@@ -167,3 +167,25 @@ def test_the_runs_list_asks_the_kind_before_colouring_its_score_columns(tmp_path
         assert chunk and "background" in chunk.group(1)  # a score column of the same run keeps its heat
     finally:
         kinds.unregister(counted.name)
+
+
+def test_save_refuses_what_reading_would_and_warns_of_a_unit_naming_nothing(tmp_path):
+    """Reviewer's cases: values.cost = 1.23 saved and listed but could never be opened (reading wants an
+    object there); a unit for `wait_sm` (a typo) was useless in silence. Save runs reading's checks first."""
+    from vectrixdb.evaluation.runs import store
+
+    costly = kinds.register(Kind("cost_toy", "cost_toys", timed_plot, headline=lambda v: {"cost": v["cost"]},
+                                 units={"cost": "$", "wait_sm": "ms"}))
+    try:
+        frame = pd.DataFrame({"hit": [1.0], "wait_ms": [0.4]}, index=pd.Index(["q"], name="id"))
+        rep = Report("cost_toy", {"cost": 1.23, "questions": 1}, frame, meta={"status": "completed"})
+        with pytest.raises(BadInput, match=r"cost_toy report \S+ not saved: .*values.cost is float 1.23, not an object"):
+            rep.save(str(tmp_path))
+        assert not (tmp_path / "cost_toys").exists() or not any((tmp_path / "cost_toys").rglob("report.json"))
+        rep = Report("cost_toy", {"cost": {"total": 1.23}, "questions": 1}, frame, meta={"status": "completed"})
+        run_id = rep.save(str(tmp_path))
+        back = store.load_run(str(tmp_path), run_id)
+        assert back["warnings"] == ["the kind's units name ['wait_sm'], which no column or figure of this run has "
+                                    "(a typo?)"]
+    finally:
+        kinds.unregister(costly.name)

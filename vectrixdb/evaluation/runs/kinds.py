@@ -163,6 +163,16 @@ class Kind:
                 return unit
         return None
 
+    def unknown_units(self, report) -> list[str]:
+        """The names in `units` that no column (of its frame or tables), value or headline figure of
+        this report has, by name or stem (`wait_ms` for `wait_ms@10`): sorted, for a save warning."""
+        names: set[str] = {str(k) for k in dict(report)} | {str(k) for k in self.headline_of(dict(report))}
+        for table in (report.frame, *report.tables.values()):
+            if table is not None:
+                names |= {str(c) for c in table.columns} | {str(n) for n in table.index.names if n}
+        names |= {re.split(r"[@ ]", n, maxsplit=1)[0] for n in names}
+        return sorted(set(self.units) - names)
+
     def badge(self, values: dict | None) -> str | None:
         """The badge a run of this kind shows; None for none (the dashboard shows Unknown)."""
         if self.badge_from:

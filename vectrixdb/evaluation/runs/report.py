@@ -108,20 +108,32 @@ class Report(dict):
     def save(self, folder: str) -> str:
         """Save as <folder>/<kind's folder>/runs/<run id>/report.json (plus questions.csv, the
         per-question table, for people, and header.json, what a listing reads); never over another
-        run. Returns the run id."""
+        run. A report reading would refuse (saved.py's checks) is refused before anything is written,
+        naming the field; a unit its kind declares for a name the run lacks adds a warning. Returns the run id."""
         from vectrixdb import io
 
+        from vectrixdb.evaluation.runs.saved import check_head, check_tables
+
         spec = kind_of(self.kind)
+        unknown = spec.unknown_units(self)  # a unit for a name the run lacks: a typo, or an optional column
+        note = f"the kind's units name {unknown}, which no column or figure of this run has (a typo?)"
+        if unknown and note not in (self.get("warnings") or []):
+            self["warnings"] = [*(self.get("warnings") or []), note]
         run_id = self.new_run_id()
         self["run_id"] = run_id
         self.meta["run_id"] = run_id
         base = io.join(folder, spec.folder, "runs", run_id)
+        body = self.to_json() + "\n"
+        data = json.loads(body)
+        reason = check_head(data) or check_tables(data)  # what reading checks: never save a run nobody can open
+        if reason:
+            raise BadInput(f"{self.kind} report {run_id} not saved: it could not be read back, since {reason}")
         per_question = self.frame if spec.questions == "frame" else self.tables.get(spec.questions or "")
         if per_question is not None:
             buffer = _io.StringIO()
             per_question.to_csv(buffer)
             io.write_new(io.join(base, "questions.csv"), buffer.getvalue())
-        io.write_new(io.join(base, "report.json"), self.to_json() + "\n")
+        io.write_new(io.join(base, "report.json"), body)
         io.write_new(io.join(base, HEADER), self.header_json() + "\n")  # after the body: a header names a whole run
         return run_id
 

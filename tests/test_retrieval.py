@@ -391,3 +391,46 @@ def test_a_registered_measure_is_a_report_column_equal_to_metric_table(policies,
                                        r"@RANKED.provides\('fast_only'\)"):
         retrieval_report(counting, qs, k=3, measures=["fast_only@3"])
     assert asked == []  # every refusal came before a single search
+
+
+def test_an_added_measure_never_changes_the_other_figures_nor_takes_a_column(policies, registry):
+    """A measure deeper than the report's depth makes the search deeper, but the built-in figures
+    read the ranking cut at the depth they have without it (mrr, bpref, every @k column equal); a
+    family named as one of the report's own columns is refused, naming it, before any search."""
+    import numpy as np
+
+    from vectrixdb.errors import BadInput
+    from vectrixdb.evaluation.retrieval.measures import Family, declare
+    from vectrixdb.evaluation.retrieval.providers import RANKED
+
+    @declare
+    class DCG(Family):
+        """dcg@k = sum over the top k label slots s of grade_s / log2(s + 1), not normalised."""
+
+        name = "dcg"
+
+    RANKED.provides("dcg")(lambda j, k: np.asarray(j.gains)[:, :k] @ (1.0 / np.log2(np.arange(2, k + 2))))
+    docs = [f"d{i}" for i in range(300)]
+    qs = [Question("q one", None, {"d2": 2, "d5": 1}, "q1"), Question("q two", None, {"d150": 1}, "q2")]
+    ranking = lambda query, k=None: docs[:k]  # noqa: E731  the same ranking, as deep as asked
+    plain = retrieval_report(ranking, qs, k=(1, 3), depth=100)
+    deeper = retrieval_report(ranking, qs, k=(1, 3), depth=100, measures=("dcg@200",))
+    assert plain["mrr"] == pytest.approx(1 / 6) and plain["bpref"] == pytest.approx(0.5)  # d150 is past depth 100
+    for name in ("mrr", "bpref", "depth", "ndcg", "recall", "precision", "ndcg_judged"):
+        assert deeper[name] == plain[name], name
+    same = [c for c in plain.frame.columns if c != "latency_ms"]
+    assert deeper.frame[same].astype(str).equals(plain.frame[same].astype(str))
+    assert deeper["measures"]["dcg@200"] == pytest.approx((2 / np.log2(4) + 1 / np.log2(7) + 1 / np.log2(152)) / 2)
+
+    for clash in ("latency_ms", "first_right", "expected_n", "doc_f1"):
+        declare(type(clash, (Family,), {"__doc__": f"{clash}: a family named as a report column", "name": clash,
+                                        "cutoff": "optional"}))
+        RANKED.provides(clash)(lambda j, k: np.full(len(j.n_rel), 42.0))
+        with pytest.raises(BadInput, match=rf"measures='{clash}': '{clash}' is already a column of this report.*"
+                                           rf"rename the family '{clash}'"):
+            retrieval_report(ranking, qs, k=3, measures=[clash])
+    declare(type("Mrr2", (Family,), {"__doc__": "median_ms: clashes with evaluate's column", "name": "median_ms",
+                                     "cutoff": "optional"}))
+    RANKED.provides("median_ms")(lambda j, k: np.full(len(j.n_rel), 42.0))
+    with pytest.raises(BadInput, match=r"'median_ms' is already a column of this report"):
+        evaluate(policies, qs, k=3, measures=["median_ms"], progress=False)

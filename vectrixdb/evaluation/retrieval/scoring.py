@@ -24,8 +24,11 @@ questions.
 Registered measures: `measures=("dcg@10", "rbp@5")` adds any measure the RANKED provider computes
 (measures.py declares it, providers.py or its own module gives the kernel), read from the same
 judged rankings the built-in figures are: a column per measure in the per-question frame and its
-mean in `report["measures"]`. A name no ranked kernel computes is refused with those that are,
-before anything is searched; no other measure is put in its place.
+mean in `report["measures"]`. An added measure never changes the other figures: one deeper than
+`depth` makes the search deeper, and the built-ins read that ranking cut at `depth` (latency_ms is
+the deeper search's). A name no ranked kernel computes, or one that is already a column of the
+report (latency_ms, first_right, ...; evaluate's mrr, median_ms, ...), is refused before anything
+is searched; no other measure is put in its place.
 """
 from __future__ import annotations
 
@@ -50,6 +53,9 @@ from vectrixdb.roles import Collection, Questions, Reranker, Retriever
 DEPTH = 100
 DEPTH_FACTOR = 3
 AT_EACH_K = ("recall", "precision", "f1", "ndcg", "hit_rate")  # the families retrieval_report reports at each k
+FRAME_COLUMNS = ("id", "question", "grain", "expected", "expected_n", "first_right", "latency_ms", "retrieved",
+                 "scores", *[f"{level}_{m}" for level in ("doc", "page", "chunk") for m in ("precision", "recall", "f1")])
+EVALUATE_COLUMNS = ("mode", "vectors", "rerank", "median_ms", "p95_ms", "q_per_ms")
 HOLES = ("ndcg_judged", "unjudged")  # judgement holes, at each k (bpref is read to depth, as mrr)
 WITH_CI = ("recall", "ndcg")
 
@@ -87,17 +93,20 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     `measures`: registered measures to add by name (`"dcg@10"`, as metric_table names them), each
     read from the same rankings and judgements as the figures above: a frame column per measure and
     `report["measures"][name]`, its mean over the questions where it is defined (a NaN left out, as
-    pandas' mean does; None where none is). The search reaches the deepest cut-off asked; a measure
-    without one reads the ranking to `depth`. A name the ranked provider does not compute is refused
-    (BadInput listing those it does) before anything is searched."""
+    pandas' mean does; None where none is). The search reaches the deepest cut-off asked, but every
+    other figure (mrr, bpref, each @k) reads the ranking cut at `depth`, as without the measure; a
+    measure without a cut-off reads the ranking to `depth`. A name the ranked provider does not
+    compute is refused (BadInput listing those it does), and so is one whose column the report has
+    already (FRAME_COLUMNS: rename the family), before anything is searched."""
     from tqdm.auto import tqdm
 
     started = now()
     ks = cutoffs(k)
     if by not in L.GRAINS:
         raise BadInput(f"unknown grain by={by!r}; choose one of {', '.join(L.GRAINS)}")
-    extra = report_measures(measures)
-    depth = max([int(depth), ks[-1]] + [m.k for m in extra if m.k])
+    extra = report_measures(measures, taken=FRAME_COLUMNS)
+    depth = max(int(depth), ks[-1])  # the built-ins' depth, whatever `measures` asks for
+    deep = max([depth] + [m.k for m in extra if m.k])  # searched to this, for the extra measures
     held = collection if collection is not None else target if _is_collection(target) else None
     golden, questions = questions, questions_of(questions, held)
     inputs = provenance(golden, questions, target)
@@ -115,7 +124,7 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     results, latency = [], []
     for q in tqdm(scored, desc="searching", unit="q", disable=not progress):
         start = time.perf_counter()
-        raw = run(q.question, depth * (DEPTH_FACTOR if by == "doc" else 1))
+        raw = run(q.question, deep * (DEPTH_FACTOR if by == "doc" else 1))
         latency.append((time.perf_counter() - start) * 1000)
         results.append([L.as_result(r, i + 1) for i, r in enumerate(raw)])
     distinct, repeats = zip(*(L.distinct(res) for res in results))
@@ -128,11 +137,17 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     paged = any(r.pages for res in results for r in res)
     if by == "page" and not paged and any(results) and any(q.pages for q in scored):
         return _undefined(values, NEEDS_PAGES, started, inputs)
-    ranked = [L.units(q, res, by)[:depth] for q, res in zip(scored, results)]
-    judged = judge(ranked, [L.qrel(q, by) for q in scored], depth)
+    ranked = [L.units(q, res, by)[:deep] for q, res in zip(scored, results)]
+    qrels = [L.qrel(q, by) for q in scored]
+    judged = judge([r[:depth] for r in ranked], qrels, depth)  # the built-ins read the ranking cut at `depth`
     built_in = [Measure(f, x) for f in (*AT_EACH_K, *HOLES) for x in ks] + [Measure("mrr", depth),
                                                                          Measure("bpref", depth)]
-    per_q = compute(judged, list(dict.fromkeys(built_in + extra)))
+    per_q = compute(judged, built_in)
+    if extra:
+        deeper = judge(ranked, qrels, deep) if deep > depth else judged
+        asked = [m for m in extra if m not in built_in]
+        per_q = (compute(deeper, [m for m in asked if m.k]) | compute(judged, [m for m in asked if not m.k])
+                 | per_q)  # a measure without a cut-off reads to `depth`
     values["warnings"] += _match_warnings(scored, results, judged, by)
     for family in AT_EACH_K:
         values[family] = {x: float(per_q[f"{family}@{x}"].mean()) for x in ks}
@@ -157,10 +172,14 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     return report
 
 
-def report_measures(names: Sequence[str] | str) -> list[Measure]:
+def report_measures(names: Sequence[str] | str, taken: Sequence[str] = (), exact: bool = False) -> list[Measure]:
     """The registered measures asked for by name (measures.Measure.parse reads `dcg@10`, `mrr`),
     each one the RANKED provider computes, as a report reads judged rankings; any other name is
-    refused with the measures a report can compute (never replaced by another measure)."""
+    refused with the measures a report can compute (never replaced by another measure). A measure
+    whose column would be one of the report's own columns (`taken`: latency_ms, first_right, ...;
+    evaluate's mrr, median_ms, ...) is refused too, so it never overwrites that column: a family
+    named as one of `taken` at any cut-off (a report's level columns carry one: doc_f1@10), or,
+    with `exact`, a measure whose whole name is one of them (evaluate's `mrr`, not `mrr@10`)."""
     names = [names] if isinstance(names, str) else list(names)
     can = f"a report computes {sorted(RANKED.kernels)} (at a cut-off, e.g. 'ndcg@10')"
     out = []
@@ -173,6 +192,9 @@ def report_measures(names: Sequence[str] | str) -> list[Measure]:
             raise BadInput(f"measures={name!r}: {measure.name!r} is declared, but no kernel of the ranked provider "
                            f"(which reads the ranked results a report judges) computes it; {can}; give it one with "
                            f"@RANKED.provides({measure.name!r}) (providers.py)")
+        if str(measure) in taken or (measure.name in taken and not exact):
+            raise BadInput(f"measures={name!r}: {str(measure)!r} is already a column of this report ({', '.join(taken)}), "
+                           f"so it would overwrite it; rename the family {measure.name!r} (measures.py declare)")
         out.append(measure)
     return list(dict.fromkeys(out))
 
@@ -361,7 +383,8 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
     """
     import pandas as pd
 
-    report_measures(measures)  # refused before any setup is searched
+    report_measures(measures, taken=FRAME_COLUMNS)  # refused before any setup is searched
+    report_measures(measures, taken=("mrr", *EVALUATE_COLUMNS), exact=True)
     started = now()
     golden, questions = questions, questions_of(questions, db)
     inputs = provenance(golden, questions, db)

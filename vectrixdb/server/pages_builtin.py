@@ -157,5 +157,6 @@ for _page in (
     Page("evaluate", "/evaluate", "Evaluate", evaluate, "evaluate.html", nav="Evaluate"),
     Page("experiments", "/experiments", "Experiments", experiments, "experiments.html", nav="Experiments"),
 ):
-    if _page.name not in PAGES:  # imported again (a reload): already declared
+    _known = PAGES.get(_page.name)  # imported again (a reload): already declared here; a user's page of a
+    if _known is None or getattr(_known.view, "__module__", None) != __name__:  # built-in's name is refused
         register_page(_page)

@@ -28,12 +28,15 @@ Where the registration line goes, as for report kinds (evaluation/runs/kinds.py)
 imports once each: BUILTIN (server/pages_builtin.py, the built-in pages, declared the same way),
 the package's own page modules in MODULES, and the modules the VECTRIXDB_PAGES setting names
 (comma-separated, outside the package: `VECTRIXDB_PAGES=mypkg.latency_page vectrixdb serve runs/`).
-A module named there that cannot be imported is refused, naming it and where it was named.
+A module named there that cannot be imported, or raises anything while it is imported (a syntax
+error, a clash), is refused, naming it, where it was named and the error; the pages it registered
+before failing are taken out again, so none of it is served, and a retry imports it afresh.
 """
 from __future__ import annotations
 
 import importlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Union
@@ -86,13 +89,41 @@ PAGES: dict[str, Page] = {}
 _imported: set[str] = set()
 
 
+TEMPLATES = Path(__file__).parent / "templates"  # the app's own templates, searched before any page's folder
+RESERVED = "/static"  # the app's static files: no page path under it
+
+
+def route_of(path: str) -> str:
+    """A path with its parameters' names (and converters) left out: `/runs/{rid}` and
+    `/runs/{run_id:path}` are the same route, `/runs/{}`."""
+    return re.sub(r"\{[^}]*\}", "{}", path.rstrip("/") or "/")
+
+
 def register_page(page: Page) -> Page:
-    """Add a page; a name or a path registered twice is refused (the second would shadow the first)."""
-    clash = [p.name for p in PAGES.values() if p.name == page.name or p.path == page.path]
+    """Add a page. Refused: a name or a route registered twice (paths compared with their parameters'
+    names left out; the second would shadow the first), a path under /static (the app's files), and a
+    template in the page's own folder named as one in server/templates or another page's folder
+    (Jinja would find that one first, or the first folder's: the page would render another's)."""
+    clash = [p.name for p in PAGES.values() if p.name == page.name or route_of(p.path) == route_of(page.path)]
     if clash:
-        raise BadInput(f"page {page.name!r} ({page.path}) clashes with page {clash[0]!r} ({PAGES[clash[0]].path})")
+        raise BadInput(f"page {page.name!r} ({page.path}) clashes with page {clash[0]!r} ({PAGES[clash[0]].path}), "
+                       f"declared in {_where(PAGES[clash[0]])}: pages need their own names and paths")
+    if route_of(page.path) == RESERVED or page.path.startswith(RESERVED + "/"):
+        raise BadInput(f"page {page.name!r}: its path {page.path!r} is under {RESERVED}, the app's static files")
+    if page.template and page.folder is not None and (Path(page.folder) / page.template).exists():
+        owners = ["server/templates"] if (TEMPLATES / page.template).exists() else []
+        owners += [f"page {p.name!r}'s folder" for p in PAGES.values() if p.folder is not None
+                   and Path(p.folder) != Path(page.folder) and (Path(p.folder) / page.template).exists()]
+        if owners:
+            raise BadInput(f"page {page.name!r}: its template {page.template!r} has the name of one in {owners[0]}, "
+                           "which would be rendered instead; rename it")
     PAGES[page.name] = page
     return page
+
+
+def _where(page: Page) -> str:
+    view = page.view if isinstance(page.view, str) else getattr(page.view, "__module__", "?")
+    return str(view).partition(":")[0]
 
 
 def unregister_page(name: str) -> None:
@@ -108,11 +139,14 @@ def declared() -> dict[str, Page]:
         if module in _imported:
             continue
         _imported.add(module)
+        before = set(PAGES)
         try:
             importlib.import_module(module)
-        except ImportError as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure: the module's pages are taken out, it is named
             _imported.discard(module)
-            raise BadInput(f"{where} names {module!r}, which cannot be imported ({exc}); "
+            for name in set(PAGES) - before:  # half a module's pages are none of them: nothing of it is served
+                PAGES.pop(name)
+            raise BadInput(f"{where} names {module!r}, which cannot be imported ({type(exc).__name__}: {exc}); "
                            "name a module that declares dashboard pages") from None
     return PAGES
 

@@ -54,7 +54,8 @@ where listings look. `declared()` (run before every listing and lookup here) imp
     VECTRIXDB_KINDS          a setting: comma-separated modules outside the package that declare
                              kinds (`VECTRIXDB_KINDS=mypkg.latency_kind vectrixdb serve runs/`)
 
-A module named there that cannot be imported is refused (BadInput naming it and where it was named).
+A module named there that cannot be imported, or raises anything while imported, is refused
+(BadInput naming it, where it was named and the error); the kinds it registered are taken out again.
 A saved run whose kind is declared nowhere is still reported, never skipped in silence: listings
 count the runs under folders no registered kind claims (store.unregistered_runs) and the CLI and the
 dashboard list say how many, of which kind, and what to import.
@@ -214,11 +215,14 @@ def declared() -> dict[str, Kind]:
         if module in _imported:
             continue
         _imported.add(module)  # before importing: a module that lists kinds while it loads does not loop
+        before = set(KINDS)
         try:
             importlib.import_module(module)
-        except ImportError as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure: its kinds are taken out, the module is named
             _imported.discard(module)
-            raise BadInput(f"{where} names {module!r}, which cannot be imported ({exc}); "
+            for name in set(KINDS) - before:
+                KINDS.pop(name)
+            raise BadInput(f"{where} names {module!r}, which cannot be imported ({type(exc).__name__}: {exc}); "
                            "name a module that declares report kinds") from None
     return KINDS
 

@@ -86,9 +86,10 @@ def library_version(module_name: str | None) -> str | None:
     if not file:
         return None
     path = str(Path(file).resolve())
-    if not any(path.startswith(d + "/") for d in _LIBRARY_DIRS):
+    installed = "/site-packages/" in path or "/dist-packages/" in path
+    if not installed and not any(path.startswith(d + "/") for d in _LIBRARY_DIRS):
         return None
-    if "site-packages" not in path and "dist-packages" not in path:
+    if not installed:
         return f"python {sys.version.split()[0]}"
     return f"{top} {getattr(sys.modules.get(top), '__version__', '?')}"
 

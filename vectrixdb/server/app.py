@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 import threading
 import typing
 from collections import OrderedDict
 from typing import Any, Callable, Iterable
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -101,13 +103,27 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
     def http_error(request: Request, exc: StarletteHTTPException):
         return page(request, "error.html", exc.status_code, message=str(exc.detail), title=str(exc.detail))
 
+    @app.exception_handler(RequestValidationError)
+    def bad_parameter(request: Request, exc: RequestValidationError):
+        route = request.scope.get("route")
+        named = pages.get(getattr(route, "name", ""))
+        what = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in exc.errors())
+        return page(request, "error.html", 422, here=named.under or named.name if named else "", title="Refused",
+                    message=f"Page {named.name if named else '?'!r} ({named.path if named else request.url.path}) "
+                            f"cannot take these parameters: {what}")
+
     for declared in pages.values():
+        if declared.under is not None and declared.under not in pages:
+            raise BadInput(f"page {declared.name!r}: under={declared.under!r} names no registered page "
+                           f"({', '.join(pages)})")
         app.add_api_route(declared.path, route(declared, site, page), methods=["GET"], name=declared.name,
                           response_class=HTMLResponse if declared.template else Response)
     return app
 
 
 PASSED = (VectrixError, UnreadableRun, StarletteHTTPException)  # answered by the app's own handlers
+APP_KEYS = frozenset({"folder", "offline", "css_inline", "here", "links", "page_title", "request", "name", "status"})
+VIEW_RULE = "a view returns a dict for its template, or a Response"
 
 
 def route(declared: Page, site: Site, page: Callable[..., HTMLResponse]) -> Callable[..., Response]:
@@ -123,12 +139,25 @@ def route(declared: Page, site: Site, page: Callable[..., HTMLResponse]) -> Call
         raise BadInput(f"page {declared.name!r}: the annotations of its view cannot be resolved ({exc})") from None
     params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in list(signature.parameters.values())[1:]]
     here = declared.under or declared.name
+    taken = {p.name for p in params}
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        missing = [n for n in re.findall(r"\{(\w+)", declared.path) if n not in taken]
+        if missing:
+            raise BadInput(f"page {declared.name!r}: its path {declared.path!r} has parameter(s) {missing} "
+                           "its view does not take; a view takes every parameter of its path")
 
     def endpoint(request: Request, **params: Any) -> Response:
         try:
             got = view(site, **params)
             if isinstance(got, Response):
                 return got
+            if not isinstance(got, dict) or declared.template is None:
+                raise TypeError(f"it returned {type(got).__name__}{' with no template' if declared.template is None else ''}"
+                                f": {VIEW_RULE}")
+            ours = sorted(set(got) & APP_KEYS)
+            if ours:
+                raise BadInput(f"page {declared.name!r}: its view's context key(s) {ours} are the app's own "
+                               f"({', '.join(sorted(APP_KEYS))}); a view names its template's data otherwise")
             return page(request, declared.template, here=here, page_title=declared.title, **got)
         except PASSED:
             raise

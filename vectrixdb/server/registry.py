@@ -16,8 +16,12 @@ A page declares
     folder      a folder searched for its template after server/templates (a page outside the
                 package keeps its template beside its module: `folder=Path(__file__).parent`)
 
-Templates render with autoescape on (server/pages.py's one environment); a page's template may
-`{% extends "base.html" %}` and read `page_title`. The links are in registration order.
+Templates render with autoescape on (server/pages.py's one environment); a page's template
+`{% extends "base.html" %}` and fills `{% block main %}` (and `{% block title %}`, else `page_title`
+is the title). The app sets folder, offline, css_inline, here, links, page_title, name, status and
+request itself: a view's context naming one is refused (server/app.APP_KEYS). A view returns a dict
+for its template, or a Response; a path parameter it does not take, and an `under` naming no page,
+are refused when create_app builds the routes. The links are in registration order.
 
 A view that raises a VectrixError gets the app's refusal page (400, or 404 for NotFound), an
 unreadable run its 422; anything else it (or its template) raises becomes an error page naming the

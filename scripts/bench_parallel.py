@@ -177,8 +177,9 @@ def golden_run(db, url: str, workers: int, scratch: Path, n: int, label: str) ->
                            config=WritingConfig(passages=PassageConfig(max_chars=1000, replacements=0)))
     seconds = time.perf_counter() - started
     rows = [q.to_json() for q in written.questions]
-    return {"seconds": round(seconds, 1), "kept": written.kept, "usage": same_totals(written.usage),
-            "_rows": rows, "_cache": cache_rows(cache)}
+    return {"seconds": round(seconds, 1), "kept": written.kept, "asked": written.asked,
+            "set_aside": written.set_aside, "sent_back": dict(written.sent_back),
+            "usage": same_totals(written.usage), "_rows": rows, "_cache": cache_rows(cache)}
 
 
 def comparison_run(doc, golden: list, url: str, workers: int, scratch: Path, label: str) -> dict:

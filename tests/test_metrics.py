@@ -224,22 +224,7 @@ def test_trec_evals_own_test_data_31_queries_one_judged_only_non_relevant():
         assert table[name].mean() == pytest.approx(aggregate[measure], abs=1e-9), name
 
 
-@pytest.fixture
-def registry():
-    """Measures a test declares and kernels it adds are gone after it."""
-    from vectrixdb.evaluation.retrieval.measures import FAMILIES
-    from vectrixdb.evaluation.retrieval.providers import PROVIDERS
-
-    before = dict(FAMILIES), [dict(p.kernels) for p in PROVIDERS]
-    yield
-    FAMILIES.clear()
-    FAMILIES.update(before[0])
-    for p, kernels in zip(PROVIDERS, before[1]):
-        p.kernels.clear()
-        p.kernels.update(kernels)
-
-
-def test_a_new_measure_is_computed_as_itself_on_every_path(registry):
+def test_a_new_measure_is_computed_as_itself_on_every_path(measure_registry):
     from vectrixdb.evaluation.retrieval.measures import Family, declare
     from vectrixdb.evaluation.retrieval.metrics import kernel
     from vectrixdb.evaluation.retrieval.providers import SPARSE
@@ -289,7 +274,7 @@ def rbp(j, k):
 '''
 
 
-def test_a_measure_in_its_own_module_is_found_through_its_one_line(registry, tmp_path, monkeypatch):
+def test_a_measure_in_its_own_module_is_found_through_its_one_line(measure_registry, tmp_path, monkeypatch):
     """A family and its kernel in a module of their own are imported when the measure is first named,
     because the module is named in measures.MODULES; dict and list runs give the formula's values."""
     import sys
@@ -312,7 +297,7 @@ def test_a_measure_in_its_own_module_is_found_through_its_one_line(registry, tmp
         sys.modules.pop("vx_rbp_measure", None)
 
 
-def test_a_measure_no_provider_computes_is_refused_with_those_that_are(registry):
+def test_a_measure_no_provider_computes_is_refused_with_those_that_are(measure_registry):
     from vectrixdb.evaluation.retrieval.measures import Family, declare
 
     @declare

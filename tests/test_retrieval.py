@@ -313,22 +313,7 @@ def test_results_without_pages_or_text_are_said_not_scored_as_zero():
     assert mixed["recall"] == {2: 1.0} and any("1 of 2 results name no page" in w for w in mixed["warnings"])
 
 
-@pytest.fixture
-def registry():
-    """Measures a test declares and kernels it adds are gone after it."""
-    from vectrixdb.evaluation.retrieval.measures import FAMILIES
-    from vectrixdb.evaluation.retrieval.providers import PROVIDERS
-
-    before = dict(FAMILIES), [dict(p.kernels) for p in PROVIDERS]
-    yield
-    FAMILIES.clear()
-    FAMILIES.update(before[0])
-    for p, kernels in zip(PROVIDERS, before[1]):
-        p.kernels.clear()
-        p.kernels.update(kernels)
-
-
-def test_a_registered_measure_is_a_report_column_equal_to_metric_table(policies, registry):
+def test_a_registered_measure_is_a_report_column_equal_to_metric_table(policies, measure_registry):
     """A measure declared and given a ranked kernel (as the README says) is asked of retrieval_report
     and evaluate by name: its column holds, per question, what metric_table computes on the same
     ranking and labels (dict and list runs alike), its mean is in report["measures"], and it is
@@ -393,7 +378,7 @@ def test_a_registered_measure_is_a_report_column_equal_to_metric_table(policies,
     assert asked == []  # every refusal came before a single search
 
 
-def test_an_added_measure_never_changes_the_other_figures_nor_takes_a_column(policies, registry):
+def test_an_added_measure_never_changes_the_other_figures_nor_takes_a_column(policies, measure_registry):
     """A measure deeper than the report's depth makes the search deeper, but the built-in figures
     read the ranking cut at the depth they have without it (mrr, bpref, every @k column equal); a
     family named as one of the report's own columns is refused, naming it, before any search."""

@@ -183,3 +183,25 @@ def test_a_view_that_breaks_the_view_rules_is_refused_by_name(tmp_path):
     finally:
         for page in added:
             registry.unregister_page(page.name)
+
+
+def test_a_page_with_its_template_inline_is_one_file(tmp_path):
+    """html= carries the template's source, so a page needs no template file; its template's name
+    (page:<name>) can never shadow another's, and html= with template= or folder= is refused."""
+    from vectrixdb.server import create_app
+
+    registry.declared()
+    page = registry.Page("inline_toy", "/inline", "Inline toy", lambda site: {"said": "<b>bold</b>"}, nav="Inline",
+                         html='{% extends "base.html" %}{% block main %}<p id="said">{{ said }}</p>{% endblock %}')
+    assert page.template == "page:inline_toy"
+    with pytest.raises(BadInput, match="not both"):
+        registry.Page("both", "/both", "Both", lambda site: {}, "runs.html", html="<p></p>")
+    registry.register_page(page)
+    try:
+        with serve_app(create_app(str(tmp_path))) as url:
+            got = httpx.get(url + "/inline", timeout=30)
+            assert got.status_code == 200 and '<p id="said">&lt;b&gt;bold&lt;/b&gt;</p>' in got.text
+            assert '<a href="/inline" class="here">Inline</a>' in got.text
+            assert httpx.get(url + "/", timeout=30).status_code == 200
+    finally:
+        registry.unregister_page("inline_toy")

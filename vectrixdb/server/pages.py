@@ -64,13 +64,16 @@ def unjudged_of(report, qid: str) -> str | None:
 
 
 def template_source(name: str):
-    """A template's (source, filename, uptodate) from server/templates, else from a registered page's
-    own folder (registry.folders(), read at each load, so a page registered after the environment
+    """A template's (source, filename, uptodate): a registered page's html= source (named
+    `page:<name>`), else from server/templates, else from a registered page's own folder (registry.folders(), read at each load, so a page registered after the environment
     was made finds its template); None when no folder has it (Jinja raises TemplateNotFound)."""
     import jinja2
 
-    from vectrixdb.server.registry import folders
+    from vectrixdb.server.registry import folders, inline_source
 
+    inline = inline_source(name)
+    if inline is not None:  # a page's html= source: it changes only when the page is registered again
+        return inline, None, lambda: False
     try:
         return jinja2.FileSystemLoader([str(TEMPLATES), *folders()]).get_source(environment(), name)
     except jinja2.TemplateNotFound:

@@ -15,6 +15,8 @@ A page declares
     under       the nav entry lit on this page when it is not its own (a run's page lights "runs")
     folder      a folder searched for its template after server/templates (a page outside the
                 package keeps its template beside its module: `folder=Path(__file__).parent`)
+    html        the template's source itself, instead of template= and folder=: a page that is one
+                file (its template named `page:<name>`, so it can never shadow another's)
 
 Templates render with autoescape on (server/pages.py's one environment); a page's template
 `{% extends "base.html" %}` and fills `{% block main %}` (and `{% block title %}`, else `page_title`
@@ -64,10 +66,16 @@ class Page:
     nav: str | None = None
     under: str | None = None
     folder: str | Path | None = None
+    html: str | None = None
 
     def __post_init__(self):
         if not self.name or not self.path.startswith("/"):
             raise BadInput(f"page {self.name!r}: give a name and a path starting with '/', not {self.path!r}")
+        if self.html is not None:
+            if self.template is not None or self.folder is not None:
+                raise BadInput(f"page {self.name!r}: give its template as html= (the source) or as template= "
+                               "(a file's name, with folder=), not both")
+            object.__setattr__(self, "template", INLINE + self.name)
         if self.nav and "{" in self.path:
             raise BadInput(f"page {self.name!r}: a nav link cannot fill the path parameters of {self.path!r}")
 
@@ -91,6 +99,13 @@ class Site:
 
 PAGES: dict[str, Page] = {}
 _imported: set[str] = set()
+INLINE = "page:"  # the template name of a page whose template is its html= source
+
+
+def inline_source(name: str) -> str | None:
+    """The html= source of the registered page whose template is `name` (INLINE + its name), else None."""
+    page = PAGES.get(name[len(INLINE):]) if name.startswith(INLINE) else None
+    return page.html if page is not None else None
 
 
 TEMPLATES = Path(__file__).parent / "templates"  # the app's own templates, searched before any page's folder

@@ -7,10 +7,11 @@ The flow, bottom to top: a module imports only from its own line and the lines a
 import, even one inside a function, goes round in a circle (tests/test_layout.py checks both, and
 that every top-level module is on a line):
 
-    errors.py, io.py, version.py, settings.py, roles.py
+    errors.py, io.py, version.py, settings.py, roles.py, code_identity.py
                                   the error family, file access (local, s3://, Blob), the version,
                                   the checks every settings dataclass runs, the roles a user's
-                                  objects play (typing protocols: Searchable, Embedder, ChatModel, ...)
+                                  objects play (typing protocols: Searchable, Embedder, ChatModel, ...),
+                                  the identity of a user's function (what a cell's key holds of it)
     chat/                         chat models: ChatWriter, routes, cache, limits
     reading/                      sources -> Documents (pages of Markdown with quality flags)
     plotting/                     figures over reports, and a score's colour everywhere
@@ -18,8 +19,7 @@ that every top-level module is on a line):
     chunk_models.py               the chunking a chat model does (LLM cut points, chunk notes)
     chunking/                     Documents -> Chunks, by a registered technique
     store/, policy.py             the catalog, vector and keyword indexes; who may see what
-    executors.py, code_identity.py
-                                  cells: cached (keyed by data and code, a user's chunker's
+    executors.py                  cells: cached (keyed by data and code, a user's chunker's
                                   included), run locally or on Ray
     ingest.py, search.py          adding documents; dense, keyword and hybrid search
     collection.py                 Vectrix, the facade over ingest and search

@@ -146,14 +146,20 @@ def route(declared: Page, site: Site, page: Callable[..., HTMLResponse]) -> Call
             raise BadInput(f"page {declared.name!r}: its path {declared.path!r} has parameter(s) {missing} "
                            "its view does not take; a view takes every parameter of its path")
 
+    def failed(request: Request, what: str) -> Response:
+        return page(request, "error.html", 500, here=here, title=f"The {declared.title} page failed",
+                    message=f"Page {declared.name!r} ({declared.path}) {what}. "
+                            "The other pages are unaffected; the server's log has the traceback.")
+
     def endpoint(request: Request, **params: Any) -> Response:
         try:
             got = view(site, **params)
             if isinstance(got, Response):
                 return got
-            if not isinstance(got, dict) or declared.template is None:
-                raise TypeError(f"it returned {type(got).__name__}{' with no template' if declared.template is None else ''}"
-                                f": {VIEW_RULE}")
+            if not isinstance(got, dict) or declared.template is None:  # a broken view, as one that raises
+                log.error("dashboard page %r (%s) broke the view rule", declared.name, declared.path)
+                return failed(request, f"raised TypeError: it returned {type(got).__name__}"
+                                       f"{' with no template' if declared.template is None else ''}: {VIEW_RULE}")
             ours = sorted(set(got) & APP_KEYS)
             if ours:
                 raise BadInput(f"page {declared.name!r}: its view's context key(s) {ours} are the app's own "
@@ -163,9 +169,7 @@ def route(declared: Page, site: Site, page: Callable[..., HTMLResponse]) -> Call
             raise
         except Exception as exc:  # a broken page says so by name, and takes no other page with it
             log.exception("dashboard page %r (%s) failed", declared.name, declared.path)
-            return page(request, "error.html", 500, here=here, title=f"The {declared.title} page failed",
-                        message=f"Page {declared.name!r} ({declared.path}) raised {type(exc).__name__}: {exc}. "
-                                "The other pages are unaffected; the server's log has the traceback.")
+            return failed(request, f"raised {type(exc).__name__}: {exc}")
 
     request = inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request)
     endpoint.__signature__ = signature.replace(parameters=[request, *params],  # type: ignore[attr-defined]

@@ -111,7 +111,8 @@ def check_head(data: Any) -> str | None:
 
 def _check_meta(data: dict) -> str | None:
     """What a report and its header share: a registered kind, meta fields of their types, a state."""
-    from vectrixdb.evaluation.runs.report import KINDS  # importing report registers the built-in kinds
+    from vectrixdb.evaluation.runs import kinds_builtin  # noqa: F401 - registers the built-in kinds
+    from vectrixdb.evaluation.runs.kinds import KINDS
 
     kind = data.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:

@@ -69,11 +69,12 @@ def template_source(name: str):
     was made finds its template); None when no folder has it (Jinja raises TemplateNotFound)."""
     import jinja2
 
-    from vectrixdb.server.registry import folders, inline_source
+    from vectrixdb.server.registry import INLINE, PAGES, folders, inline_source
 
     inline = inline_source(name)
-    if inline is not None:  # a page's html= source: it changes only when the page is registered again
-        return inline, None, lambda: False
+    if inline is not None:  # a page's html= source: compiled once, again only when the page is registered anew
+        page = PAGES[name[len(INLINE):]]
+        return inline, None, lambda: PAGES.get(page.name) is page
     try:
         return jinja2.FileSystemLoader([str(TEMPLATES), *folders()]).get_source(environment(), name)
     except jinja2.TemplateNotFound:

@@ -417,14 +417,13 @@ def _routes(bad: str, ids: dict) -> list[str]:
             f"/experiments?a={ids['retrieval']}&b={bad}"]
 
 
-def _check_folder(folder: str, bad: str, ids: dict) -> dict:
+def _check_folder(app, folder: str, bad: str, ids: dict) -> dict:
     """Every route answers (never 500); the good runs' pages work; the listing equals list_runs."""
     from fastapi.testclient import TestClient
 
-    from vectrixdb.server import create_app
     from vectrixdb.server.listing import Runs
 
-    client = TestClient(create_app(folder), base_url=LOCAL, raise_server_exceptions=False)
+    client = TestClient(app, base_url=LOCAL, raise_server_exceptions=False)
     for route in _routes(bad, ids):
         got = client.get(route)
         assert got.status_code in (200, 400, 404, 422), (route, got.status_code, got.text[-400:])
@@ -432,13 +431,42 @@ def _check_folder(folder: str, bad: str, ids: dict) -> dict:
         assert client.get(f"/runs/{ids[name]}").status_code == 200, name
     assert client.get(f"/runs/{ids['rag']}/certificate.pdf").content.startswith(b"%PDF")
     pd.testing.assert_frame_equal(Runs(folder).frame(), list_runs(folder))
+    pd.testing.assert_frame_equal(app.state.runs.frame(), list_runs(folder))  # the app's own listing, as kept
     (row,) = [r for r in list_runs(folder).to_dict(orient="records") if r["run_id"] == bad]
     return row
 
 
+class Damaged:
+    """The copy of the runs folder with one run to damage. Each damage is written under a run id of
+    its own (the run's folder renamed), so one app serves every case: an app keeps a completed run's
+    row and report as read (a completed run never changes), and a new id is a run it has not seen."""
+
+    def __init__(self, folder: str, path: Path, good: dict):
+        self.folder, self.path, self.good, self.n = folder, path, good, 0
+        from vectrixdb.server import create_app
+
+        self.app = create_app(folder)
+
+    def write(self, raw: bytes) -> str:
+        """Write RAW as the damaged run's report.json under a new run id; returns that id."""
+        self.n += 1
+        target = self.path.parent.with_name(f"20000101T000000Z-bad{self.n:04d}")
+        self.path.parent.rename(target)
+        self.path = target / "report.json"
+        self.path.write_bytes(raw)
+        return target.name
+
+    def mend(self) -> None:
+        """The good report.json back in place (the run's current id)."""
+        import json
+
+        self.path.write_text(json.dumps(self.good, indent=2))
+
+
 @pytest.fixture(scope="module")
 def damaged(runs, tmp_path_factory):
-    """A copy of the runs folder with one run (a copy of the RAG run) to damage, and that run's good JSON."""
+    """A copy of the runs folder with one run (a copy of the RAG run) to damage, that run's good JSON,
+    and one app over the copy (Damaged)."""
     import json
     import shutil
 
@@ -450,17 +478,20 @@ def damaged(runs, tmp_path_factory):
     shutil.copytree(source, target)
     (target / "header.json").unlink()  # a run saved before headers: its report.json is what lists (test_kinds: headers)
     good = json.loads((target / "report.json").read_text())
-    return copy, target / "report.json", good
+    return Damaged(copy, target / "report.json", good)
 
 
 def test_a_damaged_report_is_listed_unreadable_with_why_and_every_other_page_works(runs, damaged):
     import json
 
+    from fastapi.testclient import TestClient
     from markupsafe import escape
 
-    folder, path, good = damaged
+    from vectrixdb.evaluation import load_run
+    from vectrixdb.evaluation.runs.saved import UnreadableRun
+
+    folder, good = damaged.folder, damaged.good
     _, ids = runs
-    bad = path.parent.name
     cases = dict(BAD_FILES)
     cases["cut short"] = json.dumps(good).encode()[:4000]
     cases["levels as a list"] = _damage(good, "values.levels", [0.5, 0.5])
@@ -473,32 +504,24 @@ def test_a_damaged_report_is_listed_unreadable_with_why_and_every_other_page_wor
     cases["an unknown kind"] = _damage(good, "kind", "nonsense")
     cases["rows of numbers"] = _damage(good, "tables.frame.data", [1, 2])
     cases["a list column holding a number"] = _damage(good, "tables.frame.data.0.doc expected", 7)
+    client = TestClient(damaged.app, base_url=LOCAL)  # server exceptions raised here
     try:
         for name, raw in cases.items():
-            path.write_bytes(raw)
-            row = _check_folder(folder, bad, ids)
+            bad = damaged.write(raw)
+            row = _check_folder(damaged.app, folder, bad, ids)
             in_tables = name in ("a list column holding a number", "rows of numbers")  # a listing reads no table
             if not in_tables:
                 assert row["status"] == "unreadable" and row["error"], name
-            from vectrixdb.evaluation.runs.saved import UnreadableRun
-
             with pytest.raises(UnreadableRun) as caught:
-                from vectrixdb.evaluation import load_run
-
                 load_run(folder, bad)
-            from fastapi.testclient import TestClient
-
-            from vectrixdb.server import create_app
-
-            client = TestClient(create_app(folder), base_url=LOCAL)
             page = client.get(f"/runs/{bad}")
             assert page.status_code == 422 and "cannot be read" in page.text, name
             assert str(escape(caught.value.reason)) in page.text, name
             listing = client.get("/?state=unreadable").text
             assert in_tables or (f'data-run="{bad}"' in listing and "cannot be read:" in listing), name
     finally:
-        path.write_text(json.dumps(good, indent=2))
-    assert _check_folder(folder, bad, ids)["status"] == "completed"
+        damaged.mend()
+    assert _check_folder(damaged.app, folder, damaged.write(json.dumps(good, indent=2).encode()), ids)["status"] == "completed"
 
 
 def _paths(value, prefix=""):
@@ -516,14 +539,11 @@ def _paths(value, prefix=""):
 def test_mutated_report_files_never_take_any_route_down(runs, damaged):
     """Hypothesis: one field anywhere in a good report.json replaced by a value of another type
     (null, a bool, a number, NaN, infinity, text, a list, an object): every route still answers."""
-    import json
-
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    folder, path, good = damaged
+    good = damaged.good
     _, ids = runs
-    bad = path.parent.name
     paths = _paths(good)
     values = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**12), st.floats(allow_nan=True, allow_infinity=True),
                        st.text(max_size=6), st.just([]), st.just({}),
@@ -533,10 +553,10 @@ def test_mutated_report_files_never_take_any_route_down(runs, damaged):
     @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(where=st.sampled_from(paths), value=values)
     def attack(where, value):
-        path.write_bytes(_damage(good, where, value))
-        _check_folder(folder, bad, ids)
+        bad = damaged.write(_damage(good, where, value))
+        _check_folder(damaged.app, damaged.folder, bad, ids)
 
     try:
         attack()
     finally:
-        path.write_text(json.dumps(good, indent=2))
+        damaged.mend()

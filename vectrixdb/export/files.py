@@ -31,8 +31,9 @@ def _rules(sla: Any) -> tuple[dict, str]:
     return certify.load_sla(sla)
 
 
-def certificate(report, sla: Any = None) -> dict[str, Any]:
-    """What the PDF says, as plain data (export.pdf.build lays it out)."""
+def certificate(report, sla: Any = None, figures: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What the PDF says, as plain data (export.pdf.build lays it out). `figures` are the run's
+    figures (server/figures.run_figures) when the caller has drawn them already, else drawn here."""
     from vectrixdb.version import __version__
     from vectrixdb.server import views
     from vectrixdb.server.figures import run_figures
@@ -67,7 +68,8 @@ def certificate(report, sla: Any = None) -> dict[str, Any]:
                         f"started {meta.get('started') or '—'} · exported {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
             "graded": kind.graded, "what": kind.words(dict(report)),
             "grade": certify.grade(report, rules), "rule": certify.GRADE_RULE, "sla": check, "sla_source": source,
-            "headline": headline, "heatmap": heatmap, "extra": _extra_tables(report), "figures": run_figures(report),
+            "headline": headline, "heatmap": heatmap, "extra": _extra_tables(report),
+            "figures": run_figures(report) if figures is None else figures,
             "manifest": views.manifest(report), "appendix": appendix[:MAX_APPENDIX],
             "appendix_note": (f"{len(appendix)} question(s) with something missed or judged wrong"
                               + (f"; the first {MAX_APPENDIX} are listed" if len(appendix) > MAX_APPENDIX else "")
@@ -189,15 +191,16 @@ def evaluation_appendix(report) -> list[dict[str, Any]]:
     return out
 
 
-def pdf_bytes(report, *, sla: Any = None) -> bytes:
-    """The certification PDF of a report, in memory."""
+def pdf_bytes(report, *, sla: Any = None, figures: list[dict[str, Any]] | None = None) -> bytes:
+    """The certification PDF of a report, in memory (`figures`: as certificate() takes them)."""
     from vectrixdb.export.pdf import build
 
-    return build(certificate(report, sla))
+    return build(certificate(report, sla, figures))
 
 
-def html_text(report, *, sla: Any = None) -> str:
-    """The run page and every question's drill-down as one self-contained HTML document."""
+def html_text(report, *, sla: Any = None, figures: list[dict[str, Any]] | None = None) -> str:
+    """The run page and every question's drill-down as one self-contained HTML document
+    (`figures`: the run's figures when the caller has drawn them, as certificate() takes them)."""
     from vectrixdb.server import views
     from vectrixdb.server.figures import data_uri, run_figures
     from vectrixdb.server.pages import css, render
@@ -208,7 +211,7 @@ def html_text(report, *, sla: Any = None) -> str:
     return render("offline.html", offline=True, css_inline=css(), folder="", made=time.strftime("%Y-%m-%d %H:%M UTC"),
                   report=report, run_id=report.meta.get("run_id"), meta=report.meta, headline=views.headline(report),
                   table=views.table_of(report), manifest=views.manifest(report),
-                  figures=[{**f, "uri": data_uri(f["png"])} for f in run_figures(report)],
+                  figures=[{**f, "uri": data_uri(f["png"])} for f in (run_figures(report) if figures is None else figures)],
                   warnings=report.get("warnings") or [], grade=certify.grade(report, rules),
                   sla=certify.compliance(report, rules), sla_source=source, rule=certify.GRADE_RULE,
                   extras=views.kind_view(report),
@@ -229,8 +232,12 @@ def export_run(run_id: str, folder: str, *, pdf: str | None = None, html: str | 
             raise AlreadyExists(f"{path} already exists; it is never written over")
     report = load_run(folder, run_id)
     rules = certify.load_sla(sla)
+    from vectrixdb.server.figures import run_figures
+
+    figures = run_figures(report)  # drawn once for both files
     written = []
-    for path, make in ((pdf, lambda: pdf_bytes(report, sla=rules)), (html, lambda: html_text(report, sla=rules))):
+    for path, make in ((pdf, lambda: pdf_bytes(report, sla=rules, figures=figures)),
+                       (html, lambda: html_text(report, sla=rules, figures=figures))):
         if path:
             try:
                 written.append(io.write_new(path, make()))

@@ -61,9 +61,14 @@ class Cache:
         return entry
 
     def figures(self, run_id: str) -> list[dict]:
+        return self.drawn(self.get(run_id))
+
+    @staticmethod
+    def drawn(entry: dict) -> list[dict]:
+        """The figures of an entry from get(), drawn on first use and kept with it: the run page,
+        its PDF and its offline copy show the same pictures, drawn once."""
         from vectrixdb.server.figures import run_figures
 
-        entry = self.get(run_id)
         if entry["figures"] is None:
             entry["figures"] = run_figures(entry["report"])
         return entry["figures"]

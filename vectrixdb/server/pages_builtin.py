@@ -65,8 +65,9 @@ def run_context(site: Site, run_id: str) -> dict[str, Any]:
     from vectrixdb.export import certify
     from vectrixdb.server.figures import data_uri
 
-    report = site.cache.get(run_id)["report"]
-    figures = [{**f, "uri": data_uri(f["png"])} for f in site.cache.figures(run_id)]
+    entry = site.cache.get(run_id)
+    report = entry["report"]
+    figures = [{**f, "uri": data_uri(f["png"])} for f in site.cache.drawn(entry)]
     return {"report": report, "run_id": run_id, "meta": report.meta, "headline": views.headline(report),
             "table": views.table_of(report), "figures": figures, "manifest": views.manifest(report),
             "warnings": report.get("warnings") or [], "grade": certify.grade(report, site.rules),
@@ -83,7 +84,8 @@ def question(site: Site, run_id: str, id: str) -> dict:
 def certificate(site: Site, run_id: str) -> Response:
     from vectrixdb.export import files as export
 
-    data = export.pdf_bytes(site.cache.get(run_id)["report"], sla=(site.rules, site.sla_source))
+    entry = site.cache.get(run_id)  # the run page's figures, drawn once
+    data = export.pdf_bytes(entry["report"], sla=(site.rules, site.sla_source), figures=site.cache.drawn(entry))
     return Response(data, media_type="application/pdf",
                     headers={"Content-Disposition": f'attachment; filename="vectrixdb-{run_id}.pdf"'})
 
@@ -91,7 +93,8 @@ def certificate(site: Site, run_id: str) -> Response:
 def offline(site: Site, run_id: str) -> Response:
     from vectrixdb.export import files as export
 
-    text = export.html_text(site.cache.get(run_id)["report"], sla=(site.rules, site.sla_source))
+    entry = site.cache.get(run_id)
+    text = export.html_text(entry["report"], sla=(site.rules, site.sla_source), figures=site.cache.drawn(entry))
     return Response(text, media_type="text/html",
                     headers={"Content-Disposition": f'attachment; filename="vectrixdb-{run_id}.html"'})
 

@@ -227,6 +227,14 @@ def test_each_check_sends_a_draft_back_with_its_reason():
     assert check("Card fraud?", [1], passages=(other,))[0] == "quote too short"         # "# Card fraud": 2 words
 
 
+def test_a_draft_citing_the_wrong_sentence_is_told_which_shown_sentences_hold_its_figures():
+    _, why, found = check("How big is the workforce?", [1], answer="About 29,300.")   # 1 is the freight deal
+    assert not found and why == ("the answer's 29, 300 is in none of sentences 1; sentence 2 holds it: "
+                                 "choose the sentences that give the answer")
+    _, why, _ = check("What did it cost?", [1], answer="It cost 12,750.")
+    assert why.startswith("the answer's 12, 750 is in none of sentences 1; no sentence shown holds it")
+
+
 def test_evidence_is_the_chosen_sentence_cut_from_its_own_page():
     reason, _, found = check("How big is the workforce?", [2, 2, 1], answer="About 29,300, after Transplace.")
     assert reason is None and [(f.quote, f.pages) for f in found] == [(PEOPLE, (2,)), (FREIGHT, (1,))]  # once each

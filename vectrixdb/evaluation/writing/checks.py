@@ -105,9 +105,15 @@ def figures(text: str) -> set[str]:
     return {w for w in words(text) if w.isdigit() and len(w) >= 2}
 
 
+MOST_HOLDING = 5  # a sent-back draft names at most this many shown sentences that hold its answer's figures
+
+
 def pick(numbers: list, spans: list[Span], answer: str, checks: CheckConfig) -> tuple[str | None, str | None, list[Found]]:
     """(reason key, message, located quotes) for the sentence numbers a draft chose: each number
-    must be one shown, each sentence quote_words long, and the answer's figures in them."""
+    must be one shown, each sentence quote_words long, and the answer's figures in them. A draft
+    whose figures are in none of its sentences is told which shown sentences hold them (a small
+    model names the label beside a value, "(Address of principal executive offices)" for the
+    address above it); the choice stays the model's, so the checks are as strict as before."""
     by_number = {s.number: s for s in spans}
     chosen: list[Span] = []
     for number in numbers:
@@ -128,8 +134,11 @@ def pick(numbers: list, spans: list[Span], answer: str, checks: CheckConfig) -> 
         found.append(Found(span.text, span.passage, (span.page,)))
     missing = figures(answer) - set().union(*(figures(s.text) for s in chosen))
     if missing:
+        holding = [s.number for s in spans if s not in chosen and missing & figures(s.text)]
+        where = (f"; sentence{'s' if len(holding) > 1 else ''} {', '.join(map(str, holding[:MOST_HOLDING]))} "
+                 f"{'hold' if len(holding) > 1 else 'holds'} it") if holding else "; no sentence shown holds it"
         return ("answer not in its sentences", f"the answer's {', '.join(sorted(missing))} is in none of sentences "
-                f"{', '.join(str(s.number) for s in chosen)}: choose the sentences that give the answer", [])
+                f"{', '.join(str(s.number) for s in chosen)}{where}: choose the sentences that give the answer", [])
     return None, None, found
 
 

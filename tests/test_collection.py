@@ -80,20 +80,25 @@ def test_a_failure_mid_batch_leaves_the_collection_as_it_was(policies, monkeypat
 
 @pytest.mark.slow
 def test_two_processes_adding_at_once_do_not_corrupt(tmp_path):
+    """Real processes on one SQLite catalog and its index files; the vectors are the stand-in's
+    (what they say does not matter here, and two model loads at once only delayed the writers)."""
     import subprocess
     import sys
 
+    from tests.conftest import ROOT, StandInEmbedder
+
     code = """
 import sys
+from tests.conftest import StandInEmbedder
 from vectrixdb import Vectrix
-db = Vectrix("shared", path=sys.argv[1])
+db = Vectrix("shared", path=sys.argv[1], model=StandInEmbedder())
 for i in range(6):
     db.add_document(f"writer {sys.argv[2]} document {i} about topic {i * 7}", doc_id=f"{sys.argv[2]}-{i}")
 """
     # neither writer finds the collection: both make their first add at once, and one of them creates it
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), w]) for w in ("a", "b")]
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), w], cwd=ROOT) for w in ("a", "b")]
     assert all(p.wait(timeout=300) == 0 for p in procs)
-    db = Vectrix("shared", path=tmp_path)
+    db = Vectrix("shared", path=tmp_path, model=StandInEmbedder())
     info = db.info()
     assert info["documents"] == 12 and info["chunks"] == 12
     keys, vecs = db.catalog.vectors("default")

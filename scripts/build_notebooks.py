@@ -1,6 +1,6 @@
 """Run the notebooks from their sources and write the .ipynb beside each, with outputs and figures.
 
-usage: python scripts/build_notebooks.py [--no-run] [--small] [NAME ...]
+usage: python scripts/build_notebooks.py [--no-run | --keep-outputs] [--small] [NAME ...]
 
 The sources are notebooks/NN_name.py in jupytext's percent format (reviewable and lintable); each
 is paired with notebooks/NN_name.ipynb, which holds the published outputs. Each notebook imports
@@ -8,6 +8,10 @@ only the public API and makes its own scratch home, so any order gives the same 
 them again on small data (tests/test_notebooks.py sets VECTRIXDB_NOTEBOOK_SMALL=1); the committed
 .ipynb files are full-data runs. 08_answers needs a chat model: VECTRIXDB_WRITER_URL and
 VECTRIXDB_WRITER_MODEL (see tests/llama_server.py for the local one).
+
+--keep-outputs takes each cell's source from the .py and keeps the .ipynb's published outputs, for
+an edit that does not change what the full-data run shows (a small-data setting, a comment). It
+refuses when the cells' number or kinds differ, so an output never lands beside another cell.
 """
 from __future__ import annotations
 
@@ -38,10 +42,30 @@ def build(source: Path, run: bool) -> Path:
     return target
 
 
+def keep_outputs(source: Path) -> Path:
+    """The .ipynb beside source with every cell's source taken from it and its outputs kept."""
+    import jupytext
+
+    fresh = jupytext.read(source)
+    target = source.with_suffix(".ipynb")
+    published = jupytext.read(target)
+    kinds = [c.cell_type for c in fresh.cells]
+    if kinds != [c.cell_type for c in published.cells]:
+        raise SystemExit(f"{source.name} and {target.name} differ in their cells ({len(kinds)} and "
+                         f"{len(published.cells)}, or their kinds): run it again instead")
+    for new, old in zip(fresh.cells, published.cells):
+        old.source = new.source
+    jupytext.write(published, target, fmt="ipynb")
+    return target
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("names", nargs="*")
-    parser.add_argument("--no-run", action="store_true")
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument("--no-run", action="store_true")
+    how.add_argument("--keep-outputs", action="store_true",
+                     help="take the sources from the .py and keep the published outputs (no run)")
     parser.add_argument("--small", action="store_true", help="run on the small data CI uses (the kernel inherits it)")
     args = parser.parse_args()
     if args.small:
@@ -52,7 +76,8 @@ def main() -> int:
         print(f"no notebook source {unknown}; known: {sorted(found)}", file=sys.stderr)
         return 2
     for name in args.names or found:
-        print("wrote", build(found[name], not args.no_run), flush=True)
+        done = keep_outputs(found[name]) if args.keep_outputs else build(found[name], not args.no_run)
+        print("wrote", done, flush=True)
     return 0
 
 

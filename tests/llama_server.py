@@ -5,6 +5,10 @@
   -march=native build uses AMX on this workplace's Xeons and crashes on batched prompts in a VM. The
   portable build reads prompts in batches of 128 tokens: 5 ms a prompt token here, where the native
   build, held to one token at a time, took 34 ms (measured on 1,600-token SciFact prompts, 2 threads).
+  The server runs on one thread: the suite keeps both cores busy (two xdist workers, and a second
+  server when two workers need the model), and llama.cpp's threads wait on each other at every step,
+  so two threads on a busy machine were many times slower (a 157-token prompt and 60 tokens in JSON
+  mode: 2.7 s on one thread, 38.8 s on two, at load 9).
 - `Scripted`: an OpenAI-compatible server that replies from a script and keeps every request it
   got (path, headers, exact body), for exact checks of retries, 429s, parse failures and refusals.
 - `AzureFront`: Azure OpenAI's route, /openai/deployments/{d}/chat/completions?api-version=, that
@@ -47,7 +51,7 @@ def start_llama(log: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     out = open(log, "wb")
     proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()),
-                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2",
+                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1",
                              "--n_ubatch", "128", "--model_alias", "smollm2"],
                             stdout=out, stderr=subprocess.STDOUT)
     try:

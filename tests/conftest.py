@@ -37,14 +37,6 @@ def vectrix_home(tmp_path_factory):
     # The suite embeds with the float model, whose figures it checks (and no test pays the int8 export
     # in a home of its own); the int8 default has its own tests in test_embedding.py, which unset this.
     os.environ.setdefault("VECTRIXDB_DEFAULT_MODEL", "all-MiniLM-L6-v2@fp32")
-    # One folder of exported OpenVINO graphs for the whole run, both xdist workers and every process they
-    # start (the int8 export is a minute or more of tracing and quantising, once per folder; each worker's
-    # home used to pay it again). An export is written under a temporary name and renamed, so two workers
-    # exporting at once only both do the work. A folder given already (a CI cache) is kept.
-    run_root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        run_root = run_root.parent  # pytest-N/, above each worker's popen-gwK/
-    os.environ.setdefault("VECTRIXDB_MODELS", str(run_root / "models"))
     return home
 
 

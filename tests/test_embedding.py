@@ -138,9 +138,9 @@ def test_a_graph_digest_names_what_it_computes_not_the_names_openvino_made_up():
 
 @pytest.mark.slow
 def test_int8_is_calibrated_on_the_shipped_set_exported_once_and_never_shares_the_float_cache(tmp_path):
-    """The int8 graph lands in the run's export folder ($VECTRIXDB_MODELS, which conftest sets; other
-    int8 tests reuse it); its calibration is the shipped file, so which texts are encoded first
-    changes nothing (the graph's digest is the same whichever texts an instance sees first)."""
+    """The int8 graph lands in the session's home (other int8 tests reuse it); its calibration is the
+    shipped file, so which texts are encoded first changes nothing (the graph's digest is the same
+    whichever texts an instance sees first)."""
     from importlib.metadata import version
 
     from vectrixdb.embedding import home

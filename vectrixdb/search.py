@@ -27,7 +27,7 @@ RRF_K = 60  # Cormack, Clarke & Buettcher (2009): score = sum over rankings of 1
 # 0.007 of each other; 300 covers retrieval_report's usual depth (100) with room and stays near
 # the HNSW search breadth (256), where 1,000 would widen every large dense search fourfold.
 HYBRID_POOL = 300
-SEARCH_DEPTH = 64  # dense and keyword candidates are read this many at a time (then twice as many, ...)
+SEARCH_DEPTH = 64  # dense and keyword rankings are read this deep at least (see first_depth), then twice as deep, ...
 RERANK_DEPTH = 50  # a reranker re-scores the first max(k, RERANK_DEPTH) hits of the mode's ranking
 
 
@@ -102,6 +102,20 @@ def get_reranker(rerank: Reranker) -> Callable[[str, list[str]], np.ndarray]:
     raise BadInput(f"rerank must be a cross-encoder name, folder, model or function, not {rerank!r}")
 
 
+def first_depth(need: int) -> int:
+    """Where a dense or keyword search starts reading: the first of SEARCH_DEPTH, twice it, ... that
+    reaches `need`, but no deeper than the HNSW graph's smallest breadth. Every read up to that
+    breadth is a prefix of the one list the graph returns for it (as exact and keyword rankings are
+    at any depth), so starting there gives the same hits as reading 64, 128, ... in turn, in fewer
+    rounds; past it a deeper read may order the first places differently, so those are read first."""
+    from vectrixdb.store.vectors import search_breadth
+
+    depth = SEARCH_DEPTH
+    while depth < need and depth * 2 <= search_breadth(0):
+        depth *= 2
+    return depth
+
+
 def doc_of(chunk_id: str) -> str:
     """The document id inside a chunk id (`<doc_id>::<n>`, as the catalog writes them)."""
     return chunk_id.rsplit("::", 1)[0]
@@ -131,7 +145,7 @@ def search(db, query: str, k: int = 10, *, mode: str = "dense", rerank: Reranker
         return [int(k_) for k_ in keys], list(scores), len(keys) == depth
 
     order: dict[int, float] = {}  # the mode's one ranking, as far as it has been read
-    depth = HYBRID_POOL if mode == "hybrid" else SEARCH_DEPTH
+    depth = HYBRID_POOL if mode == "hybrid" else first_depth(need)
     while True:
         keys, scores, more = fetch(depth)
         for key, score in zip(keys, scores):

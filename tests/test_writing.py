@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 
+from tests.conftest import ROOT
 from tests.llama_server import Scripted
 from vectrixdb.chat.writer import DATA_NOTE, ChatWriter, LimitConfig, RequestConfig
 from vectrixdb.chat.prompt import CONTROL_TOKENS, SHAPES
@@ -183,9 +184,16 @@ def test_copying_is_the_longest_shared_run_of_words():
 
 
 @pytest.mark.parametrize("question", ["What does the passage say about fees?", "Which year is in this table?",
-                                      "According to the text, who pays?", "What is mentioned above about Uber?"])
+                                      "According to the text, who pays?", "What is mentioned above about Uber?",
+                                      "What does this section say about drivers?", "What is the total in the second column?",
+                                      "According to sentence 4, what is the amount?"])
 def test_a_question_pointing_at_the_passage_is_sent_back(question):
     assert points_at(question)
+
+
+def test_no_hand_written_question_is_taken_for_one_pointing_at_the_passage():
+    golden = [json.loads(line)["question"] for line in (ROOT / "data" / "golden" / "uber_2021.jsonl").read_text().splitlines()]
+    assert len(golden) == 40 and [q for q in golden if points_at(q)] == []
 
 
 def test_repeats_are_folded_but_a_different_year_or_figure_is_another_question():
@@ -211,7 +219,7 @@ def test_each_check_sends_a_draft_back_with_its_reason():
     assert check("How big is the workforce?", [3])[0] == "no such sentence"            # only 2 were shown
     assert check("How big is the workforce?", [0])[0] == "no such sentence"
     assert check("How big is the workforce?", [people], answer="About 29,300.")[0] is None
-    assert check("How big is the workforce?", [1], answer="About 29,300.")[0] == "answer not in its sentences"
+    assert check("How big is the workforce?", [1], answer="About 12,750.")[0] == "answer not in its sentences"
     assert check("uber workforce size at year end 2021 globally", [people], "search")[0] is None  # 8 words
     assert check("uber workforce size at year end 2021 globally now", [people], "search")[0] == "search too long"
     twenty = " ".join(["word"] * 19) + " staff?"
@@ -227,12 +235,28 @@ def test_each_check_sends_a_draft_back_with_its_reason():
     assert check("Card fraud?", [1], passages=(other,))[0] == "quote too short"         # "# Card fraud": 2 words
 
 
-def test_a_draft_citing_the_wrong_sentence_is_told_which_shown_sentences_hold_its_figures():
-    _, why, found = check("How big is the workforce?", [1], answer="About 29,300.")   # 1 is the freight deal
-    assert not found and why == ("the answer's 29, 300 is in none of sentences 1; sentence 2 holds it: "
-                                 "choose the sentences that give the answer")
+def test_a_draft_citing_the_wrong_sentence_gets_the_one_holding_its_figures_or_is_told_which_do():
+    reason, why, found = check("How big is the workforce?", [1], answer="About 29,300.")  # 1 is the freight deal
+    assert reason is None and [(f.quote, f.pages) for f in found] == [(PEOPLE, (2,))]     # the one holding 29,300
+    assert locate(found[0].quote, P1) == (2,)
+    _, why, _ = pick([1], [s for g in number_spans([P1]) for s in g], "About 29,300.", CheckConfig())
+    assert why == "evidence moved: sentence 2 holds the answer's 29, 300; the draft named 1"
+    # a table cell too short to check, with the figures in one sentence of the passage: moved too
+    table = "# Revenue 2021\n\nRevenue was $17,455 million in 2021, up 57% from the year before."
+    cells = Passage(0, "c::0", "c", table, (3,), (), ((3, table),))
+    reason, why, found = check("What was revenue in 2021?", [1], passages=(cells,), answer="$17,455 million")
+    assert reason is None and found[0].quote.startswith("Revenue was $17,455") and why is None  # check_draft's
+    # the figures in two sentences, or in none: sent back, told which hold them
+    again = PEOPLE.replace("At the end of the year", "By the close of 2021")
+    two = Passage(0, "t::0", "t", FREIGHT + "\n\n" + PEOPLE + "\n\n" + again, (1,), (),
+                  ((1, FREIGHT + "\n\n" + PEOPLE + "\n\n" + again),))
+    reason, why, found = check("How big is the workforce?", [1], passages=(two,), answer="About 29,300.")
+    assert reason == "answer not in its sentences" and not found
+    assert why == "the answer's 29, 300 is in none of sentences 1; sentences 2, 3 hold it: choose the sentences that give the answer"
     _, why, _ = check("What did it cost?", [1], answer="It cost 12,750.")
     assert why.startswith("the answer's 12, 750 is in none of sentences 1; no sentence shown holds it")
+    # an answer without figures is never moved: a short sentence is sent back
+    assert check("Card fraud?", [1], passages=(Passage(0, "f::0", "f", FRAUD, (1,), (), ((1, FRAUD),)),))[0] == "quote too short"
 
 
 def test_evidence_is_the_chosen_sentence_cut_from_its_own_page():
@@ -338,6 +362,21 @@ def test_rows_are_drafts_with_whole_evidence_and_a_hint_and_pass_check_golden(ba
     for word in ("2 kept of 2 asked", "sent back: none", "passages: 2 chunks", "fact 2/2/100%",
                  "6 requests sent (retries included), 6 answers received, 0 from the cache"):
         assert word in text
+
+
+def test_a_kept_question_whose_evidence_moved_to_the_sentence_holding_its_figures_is_counted(db, server, tmp_path):
+    db.add_documents([{"text": FREIGHT + "\n\n" + PEOPLE, "doc_id": "report"}], progress=False)
+    server.answer(scores())
+    server.answer(drafted("How many people did the company employ at the end of the year?", "About 29,300.", 1))
+    server.answer(verdict())
+    written = write_golden(db, str(tmp_path / "d.jsonl"), n=1, writer=writer(server), mix={"fact": 1}, evolve=0)
+    rows = [json.loads(line) for line in (tmp_path / "d.jsonl").read_text().splitlines()]
+    assert [r["evidence"] for r in rows] == [[PEOPLE]] and written.sent_back == {}   # not sentence 1, the deal
+    critic = bodies(server)[2]["messages"][1]["content"]
+    assert f'<passage source="evidence">\n{PEOPLE}\n</passage>' in critic           # the critic judged what is kept
+    assert ("note: 1 kept question(s) cite the one shown sentence holding every figure of the answer, not the "
+            "sentence(s) the model named") in written.summary()
+    assert check_golden(str(tmp_path / "d.jsonl"), db).ok
 
 
 def test_a_draft_sent_back_goes_back_with_its_reason_and_one_that_never_passes_is_set_aside(bank, server, tmp_path):

@@ -31,8 +31,11 @@ from vectrixdb.evaluation.writing.spans import Span
 
 _POINTING = re.compile(
     r"\b(?:(?:this|that|these|the|above|following|given|provided|attached|said)\s+"
-    r"(?:passage|passages|excerpt|extract|snippet|paragraph|context|table|chart|figure|text|document)s?\b"
-    r"|\b(?:mentioned|stated|shown|described)\s+above\b|\bas\s+stated\b|\baccording\s+to\s+the\s+(?:passage|text|table)\b)",
+    r"(?:passage|passages|excerpt|extract|snippet|paragraph|context|table|chart|figure|text|document|sentence|"
+    r"section|column|row)s?\b"
+    r"|\b(?:first|second|third|fourth|last|next|previous|same)\s+(?:sentence|paragraph|column|row|table)s?\b"
+    r"|\bsentences?\s+\d+|\b(?:mentioned|stated|shown|described)\s+above\b|\bas\s+stated\b"
+    r"|\baccording\s+to\s+the\s+(?:passage|text|table)\b)",
     re.I)
 _ARTICLES = {"a", "an", "the"}
 
@@ -110,10 +113,16 @@ MOST_HOLDING = 5  # a sent-back draft names at most this many shown sentences th
 
 def pick(numbers: list, spans: list[Span], answer: str, checks: CheckConfig) -> tuple[str | None, str | None, list[Found]]:
     """(reason key, message, located quotes) for the sentence numbers a draft chose: each number
-    must be one shown, each sentence quote_words long, and the answer's figures in them. A draft
-    whose figures are in none of its sentences is told which shown sentences hold them (a small
-    model names the label beside a value, "(Address of principal executive offices)" for the
-    address above it); the choice stays the model's, so the checks are as strict as before."""
+    must be one shown, each sentence quote_words long, and the answer's figures in them.
+
+    A small model often names the sentence beside the one it read its answer from (the label line
+    "(Address of principal executive offices)" under the address, the heading over a figure) and,
+    told so, names it again. So when the chosen sentences miss some of the answer's figures (or one
+    is too short to check, a table cell) and exactly one shown sentence long enough holds every
+    figure of the answer, that sentence is the evidence: reason None and a message saying the
+    evidence moved (write_golden counts these). Otherwise the draft is sent back, told which shown
+    sentences hold the missing figures, if any. Either way the evidence is a shown sentence, word
+    for word on its page, holding the answer's figures; an answer without figures is never moved."""
     by_number = {s.number: s for s in spans}
     chosen: list[Span] = []
     for number in numbers:
@@ -123,23 +132,37 @@ def pick(numbers: list, spans: list[Span], answer: str, checks: CheckConfig) -> 
             chosen.append(by_number[number])
     if not chosen:
         return "no sentence", "name the numbers of the sentences that give the answer", []
-    found: list[Found] = []
     for span in chosen:
-        if len(words(span.text)) < checks.quote_words:
-            return ("quote too short", f"sentence {span.number} is under {checks.quote_words} words; choose the "
-                    "sentence that states the answer", [])
-        page_text = dict(span.passage.pieces).get(span.page, "")
-        if not normal(span.text) or normal(span.text) not in normal(page_text):  # by construction never
+        if not on_its_page(span):  # by construction never
             return "quote not in passage", f"sentence {span.number} is not on page {span.page} word for word", []
-        found.append(Found(span.text, span.passage, (span.page,)))
+    short = next((s for s in chosen if len(words(s.text)) < checks.quote_words), None)
     missing = figures(answer) - set().union(*(figures(s.text) for s in chosen))
+    if short or missing:
+        holders = [s for s in spans if figures(answer) and figures(answer) <= figures(s.text)
+                   and len(words(s.text)) >= checks.quote_words and on_its_page(s)]
+        if len(holders) == 1:
+            named = ", ".join(str(s.number) for s in chosen)
+            return None, (f"evidence moved: sentence {holders[0].number} holds the answer's "
+                          f"{', '.join(sorted(figures(answer)))}; the draft named {named}"), [_found(holders[0])]
+    if short:
+        return ("quote too short", f"sentence {short.number} is under {checks.quote_words} words; choose the "
+                "sentence that states the answer", [])
     if missing:
         holding = [s.number for s in spans if s not in chosen and missing & figures(s.text)]
         where = (f"; sentence{'s' if len(holding) > 1 else ''} {', '.join(map(str, holding[:MOST_HOLDING]))} "
                  f"{'hold' if len(holding) > 1 else 'holds'} it") if holding else "; no sentence shown holds it"
         return ("answer not in its sentences", f"the answer's {', '.join(sorted(missing))} is in none of sentences "
                 f"{', '.join(str(s.number) for s in chosen)}{where}: choose the sentences that give the answer", [])
-    return None, None, found
+    return None, None, [_found(span) for span in chosen]
+
+
+def on_its_page(span: Span) -> bool:
+    page_text = dict(span.passage.pieces).get(span.page, "")
+    return bool(normal(span.text)) and normal(span.text) in normal(page_text)
+
+
+def _found(span: Span) -> Found:
+    return Found(span.text, span.passage, (span.page,))
 
 
 def copies_example(question: str, examples: list[str], config: CheckConfig) -> str | None:

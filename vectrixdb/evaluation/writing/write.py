@@ -10,7 +10,8 @@ person reads them (DeepEval's synthesizer steps, in vectrixdb's terms).
    a two-place question takes passages alike by the collection's own model, on other pages.
 3. Checks no model makes (evaluation.writing.checks): the passages go to the model as numbered sentences
    (evaluation.writing.spans) and it names the ones that answer, so its evidence is cut by code, word for
-   word, and a style example returned as a question is sent back; 4. the question critic;
+   word (or, when the named ones miss the answer's figures and one shown sentence holds them all, that
+   one: a note counts these), and a style example returned as a question is sent back; 4. the question critic;
    5. one rewrite each (evolve=): a draft that fails a check or the critic is sent back with the
    reason, up to CriticConfig.tries drafts; one that never passes is set aside and the slot tries
    another passage. A rewrite that fails keeps the question before it.
@@ -143,6 +144,10 @@ def _write(sources: list, path: str, n: int, run: "Run", shares: dict, passages:
     out.passages.update(tried=run.tried, used=out.asked)
     out.sent_back, out.evolution = run.sent_back, run.evolved
     achieved = Counter(q.kind for q in out.questions)
+    moved = sum(q.moved is not None for q in out.questions)
+    if moved:
+        out.notes.append(f"{moved} kept question(s) cite the one shown sentence holding every figure of the answer, "
+                         "not the sentence(s) the model named (checks.pick: evidence moved)")
     out.kinds = {k: {"mix": shares[k], "wanted": wanted[k], "planned": plan.count(k), "kept": achieved[k]}
                  for k in shares}
     rows = [q.row(i) for i, q in enumerate(out.questions, start=1)]
@@ -196,8 +201,9 @@ def _for_run(writer: Any, store: Any) -> Any:
 class Draft:
     """A question that passed: its kind, text, answer and located quotes."""
 
-    def __init__(self, kind: str, question: str, answer: str, found: list):
+    def __init__(self, kind: str, question: str, answer: str, found: list, moved: str | None = None):
         self.kind, self.question, self.answer, self.found = kind, question, answer, found
+        self.moved = moved  # why the evidence is not the sentences the model named (checks.pick), or None
 
     def row(self, number: int):
         from vectrixdb.evaluation.golden.questions import Question
@@ -270,6 +276,7 @@ class Run:
         value = outcome.value
         question, answer = str(value["question"]), str(value["answer"])
         reason, why, found = pick(list(value["sentences"]), spans, answer, self.checks)
+        moved = why if not reason else None
         if not reason:
             reason, why, found = check_draft(question, answer, found, kind, group, written, self.checks, self.kinds,
                                              self.examples)
@@ -285,7 +292,7 @@ class Run:
         if reason:
             self.sent_back[reason] += 1
             return None, question, str(verdict.value.get("feedback") or reason)
-        return Draft(kind, question.strip(), answer.strip(), found), question, ""
+        return Draft(kind, question.strip(), answer.strip(), found, moved), question, ""
 
     def _rewrite(self, draft: Draft, group: list[Passage]) -> Draft:
         """evolve rewrites, each a way in turn; one that fails a check or the critic keeps the one before."""

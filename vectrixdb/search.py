@@ -15,6 +15,7 @@ import numpy as np
 
 from vectrixdb.errors import BadInput
 from vectrixdb.store import DEFAULT_SPACE
+from vectrixdb.store.vectors import search_breadth
 from vectrixdb.roles import Reranker
 
 MODES = ("dense", "keyword", "hybrid")
@@ -108,8 +109,6 @@ def first_depth(need: int) -> int:
     breadth is a prefix of the one list the graph returns for it (as exact and keyword rankings are
     at any depth), so starting there gives the same hits as reading 64, 128, ... in turn, in fewer
     rounds; past it a deeper read may order the first places differently, so those are read first."""
-    from vectrixdb.store.vectors import search_breadth
-
     depth = SEARCH_DEPTH
     while depth < need and depth * 2 <= search_breadth(0):
         depth *= 2

@@ -142,15 +142,15 @@ def pick(numbers: list, spans: list[Span], answer: str, checks: CheckConfig) -> 
     for span in chosen:
         if not on_its_page(span):  # by construction never
             return "quote not in passage", f"sentence {span.number} is not on page {span.page} word for word", []
+    wanted, named = figures(answer), ", ".join(str(s.number) for s in chosen)
     short = next((s for s in chosen if len(words(s.text)) < checks.quote_words), None)
-    missing = figures(answer) - set().union(*(figures(s.text) for s in chosen))
+    missing = wanted - set().union(*(figures(s.text) for s in chosen))
     if short or missing:
-        holders = [s for s in spans if figures(answer) and figures(answer) <= figures(s.text) and not s.text.startswith("|")
+        holders = [s for s in spans if wanted and wanted <= figures(s.text) and not s.text.startswith("|")
                    and len(words(s.text)) >= checks.quote_words and on_its_page(s)]
         if len(holders) == 1:
-            named = ", ".join(str(s.number) for s in chosen)
             return None, (f"evidence moved: sentence {holders[0].number} holds the answer's "
-                          f"{', '.join(sorted(figures(answer)))}; the draft named {named}"), [_found(holders[0])]
+                          f"{', '.join(sorted(wanted))}; the draft named {named}"), [_found(holders[0])]
     if short:
         return ("quote too short", f"sentence {short.number} is under {checks.quote_words} words; choose the "
                 "sentence that states the answer", [])
@@ -159,11 +159,11 @@ def pick(numbers: list, spans: list[Span], answer: str, checks: CheckConfig) -> 
         where = (f"; sentence{'s' if len(holding) > 1 else ''} {', '.join(map(str, holding[:MOST_HOLDING]))} "
                  f"{'hold' if len(holding) > 1 else 'holds'} it") if holding else "; no sentence shown holds it"
         return ("answer not in its sentences", f"the answer's {', '.join(sorted(missing))} is in none of sentences "
-                f"{', '.join(str(s.number) for s in chosen)}{where}: choose the sentences that give the answer", [])
+                f"{named}{where}: choose the sentences that give the answer", [])
     content = {w for w in words(answer) if len(w) >= 4 and w not in STOP}
-    if not figures(answer) and content and not content & set(words(" ".join(s.text for s in chosen))):
-        return ("answer not in its sentences", f"the answer shares no word with sentence(s) "
-                f"{', '.join(str(s.number) for s in chosen)}: choose the sentences that give the answer", [])
+    if not wanted and content and not content & set(words(" ".join(s.text for s in chosen))):
+        return ("answer not in its sentences", f"the answer shares no word with sentence(s) {named}: choose the "
+                "sentences that give the answer", [])
     return None, None, [_found(span) for span in chosen]
 
 

@@ -18,8 +18,11 @@
 # Three ways a model can help cut a document, on a few pages of uber_2021.pdf: a chat model says where topics start
 # (`llm_cutter`), writes a note placing each chunk in its document (`context_writer`), and late chunking pools each
 # chunk's tokens read in the whole document (the bundled model pools the mean of its tokens, so it can). The chat model
-# is the one the settings name (VECTRIXDB_WRITER_URL, VECTRIXDB_WRITER_MODEL); the published run used SmolLM2-135M
-# behind llama.cpp's server, a model far too small to write good notes: read the figures as what the method costs.
+# is the one the settings name (VECTRIXDB_WRITER_URL, VECTRIXDB_WRITER_MODEL); the published run used
+# Qwen2.5-Coder-1.5B-Instruct Q4 (`make model`), the best model this 2-core machine runs, behind llama-cpp-python's
+# server. That run was given the chat cache of `scripts/model_chunking_bench.py --cache` (set
+# VECTRIXDB_NOTEBOOK_CHAT_CACHE to a copy of it), so the replies shown are the ones measured there and replayed here;
+# what each build cost on this machine is in `benchmarks/model_chunking_uber_qwen1.5b.json`, not in this run's seconds.
 
 # %%
 import os, tempfile
@@ -36,10 +39,11 @@ from vectrixdb.chunk_models import context_writer, llm_cutter
 from vectrixdb.evaluation import ChatWriter, CompareConfig, RequestConfig, compare_chunking, load_questions
 from vectrixdb.reading import Document, read
 PAGES = 7 if SMALL else 12   # the first golden question is about page 7
-NOTE_CONTEXT = 800 if SMALL else 3000   # characters of the document in front of each chunk (a 135M model's window is small)
+NOTE_CONTEXT = 800 if SMALL else 3000   # characters of the document in front of each chunk (small models' windows are small)
 full = read(str(DATA / "pdfs" / "uber_2021.pdf"))
 doc = Document(full.doc_id, full.markdown[: full.pages[PAGES - 1].end], full.pages[:PAGES], full.source, full.notes)
-chat = ChatWriter.from_environment(cache=str(Path(os.environ["VECTRIXDB_HOME"]) / "chat.sqlite"),
+CACHE = os.environ.get("VECTRIXDB_NOTEBOOK_CHAT_CACHE") or str(Path(os.environ["VECTRIXDB_HOME"]) / "chat.sqlite")
+chat = ChatWriter.from_environment(cache=CACHE,
                                    request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3},
                                                          max_tokens=120))
 len(doc.markdown), chat
@@ -59,7 +63,7 @@ cut.add_document(doc, chunk="llm", chunk_size=1000, cut_with=llm_cutter(chat))
 # %%
 first = Document(doc.doc_id, doc.markdown[: doc.pages[1].end], doc.pages[:2], doc.source, doc.notes)
 noted = Vectrix("notes")
-noted.add_document(first if SMALL else doc, chunk="structure", chunk_size=1000,
+noted.add_document(first if SMALL else doc, chunk="recursive", chunk_size=1000,
                    context_with=context_writer(chat, document_chars=NOTE_CONTEXT))
 [(c["chunk_id"], c["note"][:120]) for c in noted.chunks()][:5]
 
@@ -72,15 +76,17 @@ late.add_document(doc, chunk="recursive", chunk_size=1000, late=True)
 [(h.chunk_id, round(h.score, 3)) for h in late.search("How many drivers and couriers use the platform?", 3)]
 
 # %% [markdown]
-# The comparison with the model-backed rows: every build hands over the same 6,000 characters per question; the
-# chat model answers from them and judges the answer, and answered right decides.
+# The comparison with the model-backed rows: recursive chunks of 1,000 characters plain, with a contextual note each,
+# cut where the model says topics start, and late-chunked. Every build hands over the same 6,000 characters per
+# question; the chat model answers from them and judges the answer, and answered right decides (an exact McNemar test
+# against the best build; `tie` when no difference these questions can show).
 
 # %%
 golden = [q for q in load_questions(str(ROOT / "data" / "golden" / "uber_2021.jsonl"))
           if all(int(e.rsplit("=", 1)[1]) <= PAGES for e in q.expected)]
 notes = False if SMALL else context_writer(chat, document_chars=NOTE_CONTEXT)  # CI: no notes build (one call a chunk)
-report = compare_chunking({doc.doc_id: doc}, golden, techniques=["recursive"] if SMALL else ["structure", "recursive"],
-                          sizes=[1000], headings=[False], chat=chat, progress=False, config=CompareConfig(context_with=notes),
+report = compare_chunking({doc.doc_id: doc}, golden, techniques=["recursive"], sizes=[1000], headings=[False], chat=chat,
+                          progress=False, config=CompareConfig(context_with=notes),  # LLM cuts and late: from chat=
                           budget=2000 if SMALL else 6000)  # CI: a third of the text each answer is written from
 [(t["name"], t["right"], t["found"], t["of"], t["tie"]) for t in report["techniques"]]
 

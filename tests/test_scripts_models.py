@@ -220,3 +220,27 @@ def test_question_critic_bench_scripted(tmp_path):
         assert figures["pass_the_bar"] == {"stand_alone": 8, "do_not": 8, "of_each": 8}
     assert got["points_at_sends_back"] == {"do_not": 6, "stand_alone": 0, "of_each": 8}
 
+
+def test_passage_critic_bench_scripted(tmp_path):
+    """passage_critic_bench.py against the scripted server, whose every score is 1: the 16 labelled
+    passages asked once under each prompt (the two system texts differ, the shipped one gives each
+    score its two ends), all four scores alike for all 16, so every AUC is 0.5 and every passage
+    reaches the bar: a critic that scores all alike ranks nothing."""
+    server = scripted()
+    try:
+        got = run_script("passage_critic_bench.py", "--url", server.url, "--model", "scripted", tmp_path=tmp_path / "run")
+    finally:
+        server.close()
+    assert len(server.requests) == 32
+    systems = [r["json"]["messages"][0]["content"] for r in server.requests]
+    assert len(set(systems[:16])) == len(set(systems[16:])) == 1 and systems[0] != systems[16]
+    assert "0 when it is boilerplate" in systems[16] and "0 when it is boilerplate" not in systems[0]
+    users = [r["json"]["messages"][1]["content"] for r in server.requests]
+    assert "29,300 employees" in users[0] and users[:16] == users[16:]
+    for name in ("before", "as shipped"):
+        figures = got["prompts"][name]
+        assert figures["mean_auc"] == 0.5 and set(figures["auc_per_score"].values()) == {0.5}
+        assert figures["reach_the_bar"] == {"good": 8, "poor": 8, "of_each": 8}
+        assert figures["same_four_scores"] == 16 and figures["unreadable"] == 0
+        assert [r["good"] for r in figures["rows"]] == [True] * 8 + [False] * 8
+

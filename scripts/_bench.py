@@ -1,4 +1,4 @@
-"""Helpers the benchmark scripts share: phases in fresh processes, peak memory, versions."""
+"""Helpers the benchmark scripts share: phases in fresh processes, peak memory, versions, the critics' ending."""
 from __future__ import annotations
 
 import json
@@ -29,6 +29,19 @@ def versions(*names: str) -> dict:
         except metadata.PackageNotFoundError:
             out[name] = None
     return out
+
+
+def write_prompts(path: str, out: dict) -> None:
+    """A prompt bench's ending: the load average after, `out` written atomically (a reader never
+    sees half a file), and each prompt's figures without its rows printed."""
+    import os
+    from pathlib import Path
+
+    out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    tmp = Path(path).with_suffix(".tmp")
+    tmp.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    tmp.replace(path)
+    print(json.dumps({k: {a: b for a, b in v.items() if a != "rows"} for k, v in out["prompts"].items()}, indent=1))
 
 
 def _cores() -> int:

@@ -109,9 +109,25 @@ def _model_chunking(d: dict, name: str):
     outcomes = (d.get("answering") or {}).get("outcomes") or {}
     verdicts = sum(outcomes.values())
     unusable = verdicts - outcomes.get("ok", 0)
-    return [(f"compare_chunking with SmolLM2-135M-Instruct on uber_2021.pdf pages 1-12, {of} questions: found / answered "
+    model = d["what"].split("; ", 1)[1].split(" (", 1)[0]  # the chat model, as the bench names it
+    return [(f"compare_chunking with {model} on uber_2021.pdf pages 1-12, {of} questions: found / answered "
              f"right per technique (the judge gave no usable verdict on {unusable} of {verdicts} answers)",
              f"{builds}; {totals.get('requests', '?')} model requests, {d['seconds']:.0f} s", name)]
+
+
+def _embedders(d: dict, name: str):
+    out = []
+    for part, what, k in (("tenk", "uber_2021.pdf's {questions} questions by page", "ndcg@10"),
+                          ("scifact", "SciFact's {questions} test queries on {abstracts} abstracts", "ndcg@10")):
+        r = d.get(part) or {}
+        if "difference_mpnet_minus_minilm" not in r:
+            continue
+        diff, rates = r["difference_mpnet_minus_minilm"][k], [r["embedders"][s]["passages_per_s"] for s in ("default", "mpnet")]
+        out.append((f"all-MiniLM-L6-v2 (int8) vs all-mpnet-base-v2 on the same chunks, {what.format(**r)}: {k}; "
+                    "mpnet minus MiniLM [95% paired bootstrap]; passages/s",
+                    f"{r['default'][k]:.3f} vs {r['mpnet'][k]:.3f}; {diff['mean']:+.3f} [{diff['ci95'][0]:+.3f}, "
+                    f"{diff['ci95'][1]:+.3f}]; {rates[0]:.1f} vs {rates[1]:.2f}", name))
+    return out
 
 
 def _hnsw(d: dict, name: str):
@@ -149,7 +165,8 @@ def _suggest(d: dict, name: str):
 
 OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _scale),
             ("write_golden_uber.json", _golden), ("write_golden_uber_qwen1.5b.json", _golden_checked),
-            ("model_chunking_uber.json", _model_chunking),
+            ("model_chunking_uber.json", _model_chunking), ("model_chunking_uber_qwen1.5b.json", _model_chunking),
+            ("embedders_scifact_10k.json", _embedders),
             ("hnsw.json", _hnsw), ("quantized_embedding.json", _quantized),
             ("quantized_embedding_xeon.json", _quantized), ("suggest_expected.json", _suggest)]
 

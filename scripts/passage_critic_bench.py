@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections import Counter
@@ -31,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import versions  # noqa: E402
+from _bench import versions, write_prompts  # noqa: E402
 
 PASSAGES = ROOT / "data" / "passage_critic" / "uber_2021.jsonl"
 MEASURES = ("clarity", "depth", "structure", "relevance")
@@ -96,12 +95,7 @@ def main() -> int:
                               "of_each": sum(c["good"] for c in cases)},
             "same_four_scores": max(Counter(tuple(r["scores"][m] for m in MEASURES) for r in scored).values(), default=0),
             "unreadable": len(rows) - len(scored), "seconds": round(time.perf_counter() - started, 1), "rows": rows}
-    out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    path = Path(args.out)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
-    tmp.replace(path)
-    print(json.dumps({k: {a: b for a, b in v.items() if a != "rows"} for k, v in out["prompts"].items()}, indent=1))
+    write_prompts(args.out, out)
     return 0
 
 

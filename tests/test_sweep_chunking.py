@@ -185,6 +185,8 @@ def test_model_backed_builds_in_the_comparison(policies, tmp_path):
         assert costs["recursive+notes/1000/plain"]["requests"] == 0 and costs["recursive+notes/1000/plain"]["cached"] == 4
         # one note writer serves both notes builds: each build counts its own calls, not the writer's running total
         assert costs["fixed+notes/1000/plain"]["calls"] == costs["recursive+notes/1000/plain"]["calls"] == 4
+        # each build's own wall time, beside the calls' summed seconds (which overlap when calls run at once)
+        assert all(c["wall_s"] > 0 for c in costs.values()) and set(costs) >= {"late/1000/plain"}
         quiet = compare_chunking(docs, qs, budget=300, techniques=["fixed"], sizes=[200], headings=[False],
                                  progress=False)
         assert {s["name"] for s in quiet["skipped"]} == {"llm", "contextual", "late"}

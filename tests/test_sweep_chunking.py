@@ -152,6 +152,13 @@ def test_compare_chunking_with_a_model_decides_by_answered_right(policies):
     for t in report["techniques"]:  # an extractive reader is right only where the right document was handed
         assert t["right"] <= t["found"] and t["right"] == report.outcomes[f"{t['name']}/200/plain"].sum()
     assert "right" in report.frame and report["model"]["outcomes"] == {"ok": 4}
+    # every answer and its verdict, build by build and in the questions' order, to read the judge against
+    rows = report["verdicts"]
+    assert [(r["build"], r["question"]) for r in rows] == [(b, q) for b in ("fixed/200/plain", "recursive/200/plain")
+                                                           for q in ("1", "2")]
+    assert [r["answer"] for r in rows] == asked and all(r["outcome"] == "ok" for r in rows)
+    assert all(r["right"] == (r["score"] == 1.0) for r in rows) and sum(r["right"] for r in rows) == \
+        sum(t["right"] for t in report["techniques"])
     with pytest.raises(ValueError, match="both a way to answer and a judge"):
         compare_chunking(docs, qs, config=CompareConfig(answer=answer), progress=False)
 
@@ -271,6 +278,9 @@ def test_a_comparison_whose_every_answer_or_verdict_failed_has_no_best(policies,
         in report["reason"] and "overloaded" in report["reason"]
     assert list(report.frame["scored"]) == [0, 0] and list(report.frame["unscored"]) == [2, 2]
     assert report["model"]["outcomes"] == {f"{'answer' if failing == 'answer' else 'verdict'} error": 4}
+    # each failed row says where it failed; an answer that came back is kept even when its verdict did not
+    assert all(r["score"] is None and not r["right"] and r["outcome"].endswith(" error") for r in report["verdicts"])
+    assert all((r["answer"] is None) == (failing == "answer") for r in report["verdicts"])
     row, saved = _saved(tmp_path, report)
     assert row.status == "completed" and saved["best"] is None and "overloaded" in saved["reason"]
     assert saved.meta["run_id"] == report["run_id"] == row.run_id

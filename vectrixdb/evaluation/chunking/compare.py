@@ -17,7 +17,8 @@ With a model (chat=, or CompareConfig's answer= and judge=; evaluation/generatio
 handed characters are all the answer may be written from, the answer is judged for correctness
 against the golden reference, and *answered right* decides the ranking and the exact tests; found
 is kept beside it, and the model's calls, tokens, cost and unscorable outcomes are in
-`report["model"]`. Unscorable answers are counted per build; when none was scorable, `best` is
+`report["model"]`; `report["verdicts"]` holds every answer with its score and the judge's reason, one
+row per build and question, to read the verdicts that decided. Unscorable answers are counted per build; when none was scorable, `best` is
 None with the reason (evaluation/chunking/models.py). Ties in the ranking go to fewer chunks, then the plan's order.
 
 Cost: every build is chunked first, then the distinct texts of all 36 builds are embedded in one
@@ -174,11 +175,11 @@ def _compare(documents: Any, golden: Any, began: float, live: Any, *, budget: in
         key = (b.technique, b.size, b.heading)
         handed[key] = [_hand_over(matrices[name] @ qv, b.spans[name], budget) for (q, name), qv in zip(assigned, qvecs)]
         outcomes[key] = [_found(q, collections[name], h) for (q, name), h in zip(assigned, handed[key])]
-    found, scored, model_cost = outcomes, None, None
+    found, scored, model_cost, answers = outcomes, None, None, None
     if answer is not None:
         stage("answering")
-        outcomes, scored, model_cost = answered(builds, handed, assigned, collections, answer, judge, threshold,
-                                                progress)
+        outcomes, scored, model_cost, answers = answered(builds, handed, assigned, collections, answer, judge,
+                                                         threshold, progress)
     ranked = builds if scored is None else [b for b in builds if any(scored[_key(b)])]
     if ranked:
         values = _rank(ranked, outcomes, assigned, alpha, found, scored)
@@ -189,6 +190,7 @@ def _compare(documents: Any, golden: Any, began: float, live: Any, *, budget: in
         values.update(unscored_values(builds, scored, model_cost, ranked))
     if model_cost is not None:
         values["model"] = model_cost
+        values["verdicts"] = answers
     values.update({"questions": len(assigned), "unassigned": len(questions) - len(assigned), "budget": budget,
                    "skipped": skipped, "model_builds": model_costs, "cost": {
                        "builds": len(builds), "chunks_made": sum(b.chunks for b in builds),

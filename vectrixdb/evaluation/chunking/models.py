@@ -110,15 +110,17 @@ def model_builds(collections: dict[str, list], give: dict, techniques: list[str]
 
 
 def answered(builds: list, handed: dict, assigned: list, collections: dict, answer: Answerer, judge: Judge,
-             threshold: float, progress: bool) -> tuple[dict, dict, dict]:
-    """(right, scored, cost) per build and question: right is answered right; scored is whether the
-    answer and its verdict both came back (one that did not counts as not right and is counted);
-    cost holds the model's calls, tokens and cost, the outcomes and the first failure's words."""
+             threshold: float, progress: bool) -> tuple[dict, dict, dict, list]:
+    """(right, scored, cost, answers) per build and question: right is answered right; scored is
+    whether the answer and its verdict both came back (one that did not counts as not right and is
+    counted); cost holds the model's calls, tokens and cost, the outcomes and the first failure's
+    words; answers has one row per build and question: the answer, its score and the judge's reason,
+    so a person can read the verdicts that decided."""
     from tqdm.auto import tqdm
 
     from vectrixdb.chat.parallel import concurrently, width
     from vectrixdb.evaluation.generation.answers import _model_delta, _model_totals
-    from vectrixdb.evaluation.generation.reader import answered_right_why
+    from vectrixdb.evaluation.generation.reader import answer_and_judge
 
     before = {"answer": _model_totals(answer), "judge": _model_totals(judge)}
     started = time.perf_counter()
@@ -130,23 +132,28 @@ def answered(builds: list, handed: dict, assigned: list, collections: dict, answ
     def one(job):  # a question's answer from the handed text, then its verdict
         (q, name), spans = job
         context = "\n\n".join(collections[name][d].markdown[a:c] for d, a, c in spans)
-        return answered_right_why(answer, judge, q.question, q.reference, context, threshold)
+        return answer_and_judge(answer, judge, q.question, q.reference, context, threshold)
 
+    answers: list[dict] = []
     for b in tqdm(builds, desc="answering", disable=not progress):
         key = (b.technique, b.size, b.heading)
         right[key], scored[key] = [], []
         # a build's questions at once, up to the writers' max_concurrency, in order (chat.parallel)
-        for ok, status, why in concurrently(one, list(zip(assigned, handed[key])), workers=width(answer, judge)):
-            statuses[status] = statuses.get(status, 0) + 1
-            if status != "ok" and first is None:
-                first = f"{status}: {why}" if why else status
-            right[key].append(ok)
-            scored[key].append(status == "ok")
+        jobs = list(zip(assigned, handed[key]))
+        for ((q, _), _), got in zip(jobs, concurrently(one, jobs, workers=width(answer, judge)), strict=True):
+            statuses[got.status] = statuses.get(got.status, 0) + 1
+            if got.status != "ok" and first is None:
+                first = f"{got.status}: {got.why}" if got.why else got.status
+            right[key].append(got.right)
+            scored[key].append(got.status == "ok")
+            answers.append({"build": f"{b.technique}/{b.size}/{'heading' if b.heading else 'plain'}", "question": q.id,
+                            "answer": got.answer, "score": got.score, "right": got.right, "outcome": got.status,
+                            "judge_reason": got.reason})
     cost = {"outcomes": statuses, "first_failure": first, "answer": _model_delta(answer, before["answer"]),
             "wall_s": round(time.perf_counter() - started, 3)}  # the answers' and verdicts' own seconds overlap
     if judge is not answer:
         cost["judge"] = _model_delta(judge, before["judge"])
-    return right, scored, cost
+    return right, scored, cost, answers
 
 
 def unscored_values(builds: list, scored: dict, cost: dict, ranked: list) -> dict:

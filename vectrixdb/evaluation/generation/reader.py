@@ -9,6 +9,8 @@ was cut off, ...) counts as not right and is counted under its outcome, never dr
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.generation.judges import as_judge, is_model
 from vectrixdb.roles import Answerer, Judge
@@ -43,22 +45,36 @@ def as_answerer(answer: Answerer):
     raise BadInput(f"answer must be a function (question, context) -> text or a ChatWriter, not {type(answer).__name__}")
 
 
+class Answered(NamedTuple):
+    """One answer written and judged: right, the outcome (ok, or the answer's or the verdict's failed
+    status), what the model or service said when it was not ok, and the answer, score and the
+    judge's reason as they came back (None where that step did not)."""
+
+    right: bool
+    status: str
+    why: str | None
+    answer: str | None = None
+    score: float | None = None
+    reason: str | None = None
+
+
 def answered_right(answer: Answerer, judge: Judge, question: str, reference: str | None, context: str,
                    threshold: float = 0.5) -> tuple[bool, str]:
     """(right, outcome): outcome is ok, or the answer's or the verdict's failed status."""
-    right, status, _ = answered_right_why(answer, judge, question, reference, context, threshold)
-    return right, status
+    got = answer_and_judge(answer, judge, question, reference, context, threshold)
+    return got.right, got.status
 
 
-def answered_right_why(answer: Answerer, judge: Judge, question: str, reference: str | None, context: str,
-                       threshold: float = 0.5) -> tuple[bool, str, str | None]:
-    """answered_right with, for an outcome that is not ok, what the model or service said (else None)."""
+def answer_and_judge(answer: Answerer, judge: Judge, question: str, reference: str | None, context: str,
+                     threshold: float = 0.5) -> Answered:
+    """The answer written from `context` and its correctness verdict against `reference` (Answered)."""
     if not reference:
         raise BadInput(f"{question[:60]!r} has no reference answer to judge against; answered right needs one")
     text, status, why = as_answerer(answer)(question, context)
     if text is None:
-        return False, f"answer {status}", why
+        return Answered(False, f"answer {status}", why)
     verdict = as_judge(judge)("correctness", question, reference, text, [context])
     if verdict.status != "ok":
-        return False, f"verdict {verdict.status}", verdict.reason
-    return verdict.score is not None and verdict.score >= threshold, "ok", None  # an ok verdict has a score
+        return Answered(False, f"verdict {verdict.status}", verdict.reason, text)
+    right = verdict.score is not None and verdict.score >= threshold  # an ok verdict has a score
+    return Answered(right, "ok", None, text, verdict.score, verdict.reason)

@@ -16,7 +16,8 @@ tokens made inert.
   after; the reply is one or two
   sentences placing the chunk in its document. The note is stored in its own column, embedded in
   front of the chunk and indexed for keyword search, and never shown as the chunk's text. A failed
-  reply gives no note (counted in `writer.failed`).
+  reply gives no note (counted in `writer.failed`), and so does a note that echoes the prompt's
+  `<passage>` fence (Qwen2.5-Coder-1.5B returned the fenced document as its note for a cover page).
 """
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ class ContextWriter:
 
     def note(self, document: str, start: int, end: int) -> str:
         """One or two sentences placing document[start:end] in its document ("" when the reply failed)."""
-        from vectrixdb.chat.prompt import DATA_NOTE, passage
+        from vectrixdb.chat.prompt import DATA_NOTE, FENCE, passage
 
         shown = document if len(document) <= self.document_chars else document[: self.document_chars] + "\n[...]"
         messages = [{"role": "system", "content": "Write one or two sentences that place the chunk within the "
@@ -95,12 +96,12 @@ class ContextWriter:
                     {"role": "user", "content": passage(shown, "document") + "\n\n"
                      + passage(document[start:end], "chunk")}]
         outcome = self.chat.ask(messages, NOTE_SCHEMA, max_tokens=self.max_tokens)
+        note = " ".join(outcome.value["note"].split()) if outcome.ok else ""
+        echoed = bool(FENCE.search(note))  # the prompt's own wrapper sent back: no note
         with _COUNTING:
             self.calls += 1
-            self.failed += 0 if outcome.ok else 1
-        if not outcome.ok:
-            return ""
-        return " ".join(outcome.value["note"].split())
+            self.failed += 0 if outcome.ok and not echoed else 1
+        return "" if echoed else note
 
 
 def starts_of(cutter: Cutter, windows: list[list[str]]) -> list[list[int]]:

@@ -71,6 +71,10 @@ _RULES = (
 SHAPES = re.compile(r"<[|｜]|[|｜]>|</?[A-Za-z][\w.:-]*>|\[/?(?:[A-Z][A-Z0-9_]+|(?i:inst|sys))\]")
 
 
+#: A passage fence, as passage() writes it or a model echoes it back ("<passage source=...>", "</passage>").
+FENCE = re.compile(r"<\s*/?\s*passage\b", re.I)
+
+
 def inert(text: str) -> str:
     """`text` with every chat-template control marker broken by a space, nothing else changed."""
     for pattern, replacement in _RULES:

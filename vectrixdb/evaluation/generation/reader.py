@@ -58,13 +58,6 @@ class Answered(NamedTuple):
     reason: str | None = None
 
 
-def answered_right(answer: Answerer, judge: Judge, question: str, reference: str | None, context: str,
-                   threshold: float = 0.5) -> tuple[bool, str]:
-    """(right, outcome): outcome is ok, or the answer's or the verdict's failed status."""
-    got = answer_and_judge(answer, judge, question, reference, context, threshold)
-    return got.right, got.status
-
-
 def answer_and_judge(answer: Answerer, judge: Judge, question: str, reference: str | None, context: str,
                      threshold: float = 0.5) -> Answered:
     """The answer written from `context` and its correctness verdict against `reference` (Answered)."""

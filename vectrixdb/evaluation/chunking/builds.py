@@ -16,3 +16,8 @@ class Build:
     texts: dict[str, list[str]]  # collection -> what the embedder sees per chunk
     chunks: int = 0
     vectors: dict | None = None  # collection -> one vector per chunk, when not embedded from texts (late chunking)
+
+    @property
+    def label(self) -> str:
+        """How reports name the build: technique/size/heading or plain."""
+        return f"{self.technique}/{self.size}/{'heading' if self.heading else 'plain'}"

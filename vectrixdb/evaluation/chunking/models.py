@@ -96,7 +96,7 @@ def model_builds(collections: dict[str, list], give: dict, techniques: list[str]
         except Refused as exc:
             skipped.append({"name": kind, "why": f"refused by the service: {exc}"})
             continue
-        label = f"{name}/{size}/{'heading' if heading else 'plain'}"
+        label = build.label
         costs.append({"build": label,
                       **({"calls": model.calls - calls, "failed": model.failed - failed} if model is not None else {}),
                       **_delta(_totals(model), before), "wall_s": round(time.perf_counter() - started, 3)})
@@ -146,7 +146,7 @@ def answered(builds: list, handed: dict, assigned: list, collections: dict, answ
                 first = f"{got.status}: {got.why}" if got.why else got.status
             right[key].append(got.right)
             scored[key].append(got.status == "ok")
-            answers.append({"build": f"{b.technique}/{b.size}/{'heading' if b.heading else 'plain'}", "question": q.id,
+            answers.append({"build": b.label, "question": q.id,
                             "answer": got.answer, "score": got.score, "right": got.right, "outcome": got.status,
                             "judge_reason": got.reason})
     cost = {"outcomes": statuses, "first_failure": first, "answer": _model_delta(answer, before["answer"]),
@@ -172,7 +172,7 @@ def unscored_values(builds: list, scored: dict, cost: dict, ranked: list) -> dic
         out["warnings"] = [out["reason"]]  # shown where the run is shown
         return out
     kept = {id(b) for b in ranked}
-    dropped = [f"{b.technique}/{b.size}/{'heading' if b.heading else 'plain'}" for b in builds if id(b) not in kept]
+    dropped = [b.label for b in builds if id(b) not in kept]
     out["unscored_builds"] = dropped
     out["warnings"] = [f"{failed} of {total} answers could not be scored ({kinds}){said}; each counts as not right "
                        "(per build in the frame's unscored column)"

@@ -31,9 +31,8 @@ def versions(*names: str) -> dict:
     return out
 
 
-def write_prompts(path: str, out: dict) -> None:
-    """A prompt bench's ending: the load average after, `out` written atomically (a reader never
-    sees half a file), and each prompt's figures without its rows printed."""
+def write_json(path: str, out: dict) -> None:
+    """A bench's ending: the load average after, and `out` written atomically (a reader never sees half a file)."""
     import os
     from pathlib import Path
 
@@ -41,6 +40,11 @@ def write_prompts(path: str, out: dict) -> None:
     tmp = Path(path).with_suffix(".tmp")
     tmp.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
     tmp.replace(path)
+
+
+def write_prompts(path: str, out: dict) -> None:
+    """A prompt bench's ending: write_json, then each prompt's figures without its rows printed."""
+    write_json(path, out)
     print(json.dumps({k: {a: b for a, b in v.items() if a != "rows"} for k, v in out["prompts"].items()}, indent=1))
 
 

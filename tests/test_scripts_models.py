@@ -25,6 +25,7 @@ import re
 
 import pytest
 
+from tests.conftest import PDFS, ROOT, require
 from tests.llama_server import Scripted, completion
 from tests.test_scripts import committed_figures_unchanged, data, run_script, unit  # noqa: F401 (fixtures)
 
@@ -247,3 +248,24 @@ def test_passage_critic_bench_scripted(tmp_path):
         assert figures["same_four_scores"] == 16 and figures["unreadable"] == 0
         assert [r["good"] for r in figures["rows"]] == [True] * 8 + [False] * 8
 
+
+
+def test_boilerplate_bench(tmp_path):
+    """boilerplate_bench.py: the rule's share on the 16 labelled passages (no good one has any form
+    text; AUC 0.875 as published), and its per-PDF part on two small real PDFs under the 10-Ks' names
+    (so every chunk of them is counted and none holds a hand-written question's evidence)."""
+    pdfs = tmp_path / "pdfs"
+    pdfs.mkdir()
+    (pdfs / "uber_2021.pdf").symlink_to(require(PDFS / "pdflatex-4-pages.pdf"))
+    (pdfs / "lyft_2021.pdf").symlink_to(require(PDFS / "multicolumn.pdf"))
+    got = run_script("boilerplate_bench.py", "--pdfs", str(pdfs), tmp_path=tmp_path / "run")
+    assert got["labelled"]["auc_of_share"] == 0.875 and got["default_share"] == 0.6
+    assert all(r["share"] == 0 for r in got["labelled"]["rows"] if r["good"])
+    assert list(got["by_share"]) == ["0.3", "0.5", "0.6", "0.8"]
+    assert got["by_share"]["0.6"]["labelled_skipped"] == {"poor": 2, "good": 0, "of_each": 8}
+    uber = got["by_share"]["0.6"]["uber_2021.pdf"]
+    assert uber["chunks"] > 0 and uber["evidence_chunks"] == 0 and uber["evidence_chunks_skipped"] == []
+    assert set(got["skipped_at_the_default"]) == {"uber_2021.pdf", "lyft_2021.pdf"}
+    committed = json.loads((ROOT / "benchmarks" / "boilerplate_passages.json").read_text())
+    assert committed["labelled"]["auc_of_share"] == got["labelled"]["auc_of_share"]
+    assert committed["by_share"]["0.6"]["uber_2021.pdf"]["evidence_chunks_skipped"] == []

@@ -22,7 +22,7 @@ from vectrixdb.evaluation.writing.checks import (check_draft, copies, copies_exa
                                                  repeat_key)
 from vectrixdb.evaluation.writing.config import (MIX, CheckConfig, CriticConfig, KindConfig, PassageConfig,
                                                  WritingConfig, check_mix)
-from vectrixdb.evaluation.writing.passages import Alike, Passage, plan_slots, share, skip_reason
+from vectrixdb.evaluation.writing.passages import Alike, Passage, form_share, none_eligible, plan_slots, share, skip_reason
 from vectrixdb.evaluation.writing.prompts import draft_schema
 from vectrixdb.evaluation.writing.spans import number_spans, split_spans
 from vectrixdb.evaluation.writing.summary import plan_kinds
@@ -97,6 +97,36 @@ def test_the_settings_hold_the_spec_defaults():
 ])
 def test_a_chunk_is_passed_over_without_a_model_by_reason(text, reason):
     assert skip_reason(text, [1.0], PassageConfig()) == reason
+
+
+LABELLED = [json.loads(line) for line in (ROOT / "data" / "passage_critic" / "uber_2021.jsonl").read_text().splitlines()
+            if line.strip()]
+
+
+def test_form_text_is_passed_over_as_boilerplate_and_the_labelled_facts_are_kept():
+    # the 16 passages of uber_2021.pdf labelled by hand: no good one has a sentence of form text; of the
+    # poor ones the cover's check boxes (all of it) and the Part III pointers (73%) are skipped, the
+    # auditor's wording (41%) and the signatures (35%) stay under the default share of 60%
+    shares = {c["chunk_id"]: form_share(c["text"], PassageConfig().boilerplate) for c in LABELLED}
+    assert all(shares[c["chunk_id"]] == 0 for c in LABELLED if c["good"])
+    skipped = {c["chunk_id"] for c in LABELLED if skip_reason(c["text"], [1.0], PassageConfig()) == "boilerplate"}
+    assert skipped == {"uber_2021.pdf::2", "uber_2021.pdf::937"}
+    assert shares["uber_2021.pdf::2"] == 1.0 and 0.6 < shares["uber_2021.pdf::937"] < 0.8
+    assert 0.4 < shares["uber_2021.pdf::513"] < 0.6 and skip_reason(
+        next(c["text"] for c in LABELLED if c["chunk_id"] == "uber_2021.pdf::513"), [1.0],
+        PassageConfig(boilerplate_share=0.4)) == "boilerplate"
+    cover = next(c["text"] for c in LABELLED if c["chunk_id"] == "uber_2021.pdf::2")
+    assert skip_reason(cover, [1.0], PassageConfig(boilerplate=())) is None  # () turns the rule off
+    assert skip_reason(PEOPLE, [1.0], PassageConfig(boilerplate=("employed",), boilerplate_share=1.0)) == "boilerplate"
+    assert form_share("", PassageConfig().boilerplate) == 0.0
+    assert PassageConfig(boilerplate=["/s/"]).boilerplate == ("/s/",)  # a list is kept as a tuple (frozen)
+
+
+def test_none_eligible_names_the_boilerplate_rule():
+    from collections import Counter
+
+    why = none_eligible(Counter({"boilerplate": 2}), 2, PassageConfig())
+    assert why == "all 2 chunks skipped as boilerplate: mostly form text (60% or more of it matches PassageConfig.boilerplate)"
 
 
 def test_a_chunk_on_a_poorly_read_page_is_passed_over_and_good_text_is_kept():

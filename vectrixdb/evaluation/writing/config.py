@@ -11,6 +11,7 @@ DeepEval's own default (`synthetic_input_quality_threshold`), with its 3 tries.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -29,7 +30,18 @@ KINDS = MappingProxyType({
 })
 MIX = MappingProxyType({"search": 0.2, "fact": 0.3, "how_why": 0.2, "two_place": 0.15, "long": 0.15})
 #: Skip reasons for passages, decided without a model.
-SKIPS = ("picture", "contents", "numbers", "scrap", "garbled", "poor page")
+SKIPS = ("picture", "contents", "numbers", "scrap", "garbled", "boilerplate", "poor page")
+#: Phrases of a filing's form text, which nobody asks a search box about: the cover's check boxes, pointers
+#: to other documents, signatures and powers of attorney, the auditor's and the controls' standard wording,
+#: items marked not applicable, the forward-looking-statements notice (PassageConfig.boilerplate's default;
+#: case is ignored). Chosen on uber_2021.pdf; see scripts/boilerplate_bench.py for what they skip there and in
+#: lyft_2021.pdf.
+FILING_BOILERPLATE = (
+    r"[\u2610\u2611\u2612]", r"indicate by check mark", r"incorporated (?:herein )?by reference", r"/s/",
+    r"power of attorney", r"duly (?:caused|authorized)", r"pursuant to the requirements of", r"reasonable assurance",
+    r"presents? fairly,? in all material respects", r"our responsibility is to express",
+    r"in accordance with the standards of the pcaob", r"\bnot applicable\b", r"forward-looking statements",
+)
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,10 @@ class PassageConfig:
     poor_below: a page the reading's quality check scored under this, 0 to 1, is skipped (default 0.5).
     replacements: more passages a slot may try after its question was set aside (default 2).
     max_chars: a passage longer than this, in characters, is cut at a paragraph end for the prompt (default 2500).
+    boilerplate: regular expressions (case ignored) that mark a sentence as form text (default FILING_BOILERPLATE, a
+        filing's check boxes, signatures, pointers and standard wording; () turns the rule off).
+    boilerplate_share: a chunk whose marked sentences hold this share of its characters or more, above 0 up to 1,
+        is skipped as boilerplate (default 0.6).
     """
 
     critic_threshold: float = 0.7
@@ -48,6 +64,8 @@ class PassageConfig:
     poor_below: float = 0.5
     replacements: int = 2
     max_chars: int = 2500
+    boilerplate: tuple[str, ...] = FILING_BOILERPLATE
+    boilerplate_share: float = 0.6
 
     def __post_init__(self):
         _unit("PassageConfig.critic_threshold", self.critic_threshold)
@@ -55,6 +73,19 @@ class PassageConfig:
         _at_least("PassageConfig.tries", self.tries, 1)
         _at_least("PassageConfig.replacements", self.replacements, 0)
         _at_least("PassageConfig.max_chars", self.max_chars, 200)
+        _unit("PassageConfig.boilerplate_share", self.boilerplate_share)
+        if not self.boilerplate_share:
+            raise BadInput("PassageConfig.boilerplate_share is above 0 (at 0 every chunk is boilerplate); "
+                           "boilerplate=() turns the rule off")
+        if isinstance(self.boilerplate, str) or not isinstance(self.boilerplate, (tuple, list)) \
+                or not all(isinstance(p, str) for p in self.boilerplate):
+            raise BadType(f"PassageConfig.boilerplate is a tuple of regular expressions, not {self.boilerplate!r}")
+        for pattern in self.boilerplate:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise BadInput(f"PassageConfig.boilerplate has {pattern!r}, not a regular expression ({exc})") from None
+        object.__setattr__(self, "boilerplate", tuple(self.boilerplate))
 
 
 def check_mix(mix: Mapping[str, float]) -> dict[str, float]:

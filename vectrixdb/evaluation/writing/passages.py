@@ -1,8 +1,12 @@
 """Step 1 of write_golden: which chunks a question may be drafted from, and in what order.
 
 Every chunk is first looked at without a model (`skip_reason`): a picture's description, a
-contents page, a table of bare numbers, a scrap, garbled text, or a chunk whose pages the reading
-scored poor is passed over, and counted by reason. The rest are spread (`plan_slots`): across the
+contents page, a table of bare numbers, a scrap, garbled text, a chunk that is mostly form text
+(`form_share`: its sentences, cut as write_golden numbers them, that match one of
+PassageConfig.boilerplate's phrases hold boilerplate_share of its characters or more), or a chunk
+whose pages the reading scored poor is passed over, and counted by reason. The 1.5B passage
+critic could not tell such form text from facts (scripts/passage_critic_bench.py); the phrases can,
+on the 16 passages labelled by hand (scripts/boilerplate_bench.py). The rest are spread (`plan_slots`): across the
 collections, then their documents, then their sections (a section is a chunk's heading path), by
 `share`: every group gets one while the questions last (evenly through the order when there are
 fewer questions than groups, so a long report is asked about all the way through), and the rest in
@@ -22,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from vectrixdb.evaluation.writing.config import KindConfig, PassageConfig
+from vectrixdb.evaluation.writing.spans import split_spans
 from vectrixdb.roles import Collection
 
 _PICTURE = re.compile(r"^\s*(!\[[^\]]*\]\([^)]*\)\s*)+$|^\s*(figure|fig\.|image|photo|picture|chart|exhibit)\b", re.I)
@@ -38,6 +43,7 @@ def none_eligible(skipped: Counter, seen: int, config: PassageConfig) -> str:
         return "the collection holds no chunks, so there is nothing to draft from: add documents first"
     why = {"scrap": f"shorter than {SCRAP_BELOW} characters, spaces not counted", "picture": "a picture or its caption",
            "contents": "a table of contents", "numbers": "mostly bare numbers", "garbled": "garbled text (a bad reading)",
+           "boilerplate": f"mostly form text ({config.boilerplate_share:.0%} or more of it matches PassageConfig.boilerplate)",
            "poor page": f"on pages the reading scored under {config.poor_below}"}
     reasons = sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))
     head = "the one chunk was" if seen == 1 else f"all {seen} chunks"
@@ -93,9 +99,20 @@ def skip_reason(text: str, page_scores: list[float], config: PassageConfig) -> s
     for flag in ("empty", "garbled", "contents", "numbers", "caption", "scrap"):
         if flag in flags:
             return _QUALITY_REASON[flag]
+    if config.boilerplate and form_share(text, config.boilerplate) >= config.boilerplate_share:
+        return "boilerplate"
     if page_scores and max(page_scores) < config.poor_below:
         return "poor page"
     return None
+
+
+def form_share(text: str, patterns: tuple[str, ...] | list[str]) -> float:
+    """The share of a text's characters in sentences (spans.split_spans) matching any of the patterns, case
+    ignored: 0 for none, 1 when every sentence does."""
+    marker = re.compile("|".join(f"(?:{p})" for p in patterns), re.I)
+    spans = split_spans(text)
+    total = sum(len(s) for s in spans)
+    return sum(len(s) for s in spans if marker.search(s)) / total if total else 0.0
 
 
 def _shown(text: str, limit: int) -> str:

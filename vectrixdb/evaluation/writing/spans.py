@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from vectrixdb.evaluation.writing.passages import Passage
+if TYPE_CHECKING:  # passages uses split_spans to find form text; a Passage is only named here
+    from vectrixdb.evaluation.writing.passages import Passage
 
 _END = re.compile(r"([.?!][\"'\u201d\u2019)\]]*)\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9$])")
 _ABBREVIATIONS = {"inc", "corp", "co", "ltd", "llc", "no", "nos", "mr", "mrs", "ms", "dr", "st", "vs", "etc", "e.g",

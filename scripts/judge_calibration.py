@@ -25,10 +25,15 @@ every 10 calls while the run goes, marked partial, and the cache lets a rerun as
 --model lexical runs a baseline with no model (lexical_judge: figures only), the bar a model
 judge has to clear; a model run scores that bar on the very cases it judged and gives the kappa
 difference with a paired bootstrap interval (lexical_on_the_same_cases, see against_lexical).
+--asks METRIC=TEXT tries another rubric question on the dev split (refused on any other): a change is
+tried there, shipped in judges.py, and only then measured on held-out. Every run records each
+metric's question as asked (`asks`) and which were changed.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -42,7 +47,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig  # noqa: E402
-from vectrixdb.evaluation.generation.judges import BEDROCK_METRICS, SCORE_SCHEMA, as_judge, messages_for  # noqa: E402
+from vectrixdb.evaluation.generation.judges import (BEDROCK_METRICS, RUBRICS, SCORE_SCHEMA, as_judge,  # noqa: E402
+                                                    messages_for, rubric)
 
 CASES = ROOT / "data" / "judge_set" / "cases.jsonl"
 OUT = ROOT / "benchmarks" / "judge_calibration.json"
@@ -218,6 +224,18 @@ def against_lexical(rows: list[dict], cases: list[dict], metrics: list[str], res
     return out
 
 
+def changed(args) -> dict[str, str]:
+    """--asks METRIC=TEXT, each given: {metric: its rubric's question for this run}."""
+    out = {}
+    for given in args.asks or []:
+        metric, sep, text = given.partition("=")
+        if not sep or not text.strip():
+            raise SystemExit(f"--asks is METRIC=TEXT, not {given!r}")
+        rubric(metric)  # an unknown metric is refused, naming the known ones
+        out[metric] = text.strip()
+    return out
+
+
 def summary(args, metrics: list[str], cases: list[dict], rows: list[dict], flip_rows: dict, stopped: str | None,
             load_before: tuple, started: float, final: bool = True) -> dict:
     """The JSON the run publishes (also written every 10 calls while it runs, marked partial; the
@@ -225,7 +243,10 @@ def summary(args, metrics: list[str], cases: list[dict], rows: list[dict], flip_
     asked = [r for r in rows if not r["cached"]]
     return {
         "what": ("a baseline with no model (lexical_judge: figures only)" if args.model == "lexical" else
-                 "the shipped judge rubrics (vectrixdb.evaluation.generation.judges)") + " against hand verdicts on data/judge_set",
+                 "the shipped judge rubrics (vectrixdb.evaluation.generation.judges)" if not args.asks else
+                 f"the judge rubrics with {', '.join(sorted(changed(args)))} asked as --asks gives")
+                + " against hand verdicts on data/judge_set",
+        "asks": {m: rubric(m).asks for m in metrics}, "asks_changed": sorted(changed(args)),
         "model": args.model, "url": args.url, "split": args.split, "metrics": metrics,
         "cases_in_split": len(load_cases(args.split)), "cases_judged": len({r["id"] for r in rows}),
         "stopped": stopped, "sampling": {"temperature": 0.0, "repeat_penalty": 1.1, "max_tokens": 200},
@@ -314,8 +335,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--note", default=None, help="a sentence recorded in the JSON (how the run was taken)")
     parser.add_argument("--seed", type=int, default=0, help="the order cases are asked in (a fixed shuffle)")
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "vectrixdb-judge"))
+    parser.add_argument("--asks", action="append", default=None, metavar="METRIC=TEXT",
+                        help="try another rubric question for METRIC (the dev split only, before a change ships)")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
+    if args.asks and args.split != "dev":
+        raise SystemExit("--asks tries a rubric on the dev split; publish held-out figures of a rubric as shipped")
+    with asking(changed(args)):
+        return run(args)
+
+
+@contextlib.contextmanager
+def asking(changes: dict[str, str]):
+    """The rubrics with their questions changed as --asks gives, while the run lasts (messages_for
+    reads judges.RUBRICS); put back after, so a caller in the same process keeps the shipped ones."""
+    saved = {m: RUBRICS[m] for m in changes}
+    RUBRICS.update({m: dataclasses.replace(RUBRICS[m], asks=text) for m, text in changes.items()})
+    try:
+        yield
+    finally:
+        RUBRICS.update(saved)
+
+
+def run(args) -> int:
     metrics = [m for m in args.metrics.split(",") if m]
     cases = load_cases(args.split)
     order = np.random.default_rng(args.seed).permutation(len(cases))  # a stopped run still spans questions and kinds

@@ -197,6 +197,38 @@ def test_judge_calibration_scripted(tmp_path):
         assert got["flip"][name] == {"pairs": 2, "flip_rate": 0.0, "mean_spread": 0.0}
 
 
+def test_judge_calibration_tries_a_rubric_on_the_dev_split_only(tmp_path):
+    """--asks METRIC=TEXT: the run asks that question in the system prompt and records it; refused
+    on held-out (a changed rubric is published only once shipped); the shipped rubric is put back
+    after the run (main runs in this process here)."""
+    import importlib.util
+
+    from vectrixdb.evaluation.generation.judges import RUBRICS
+
+    spec = importlib.util.spec_from_file_location("judge_calibration", ROOT / "scripts" / "judge_calibration.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    shipped = RUBRICS["correctness"]
+    tried = "Does all it states agree with the reference? 1: yes; 0: no."
+    with pytest.raises(SystemExit, match="dev split"):
+        script.main(["--asks", f"correctness={tried}", "--split", "held-out", "--out", str(tmp_path / "x.json")])
+    server = scripted()
+    try:
+        assert script.main(["--url", server.url, "--model", "scripted", "--split", "dev", "--limit", "2",
+                            "--metrics", "correctness,completeness", "--asks", f"correctness={tried}",
+                            "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "dev.json")]) == 0
+    finally:
+        server.close()
+    got = json.loads((tmp_path / "dev.json").read_text())
+    systems = [r["json"]["messages"][0]["content"] for r in server.requests]
+    assert len(systems) == 4 and sum(tried in s for s in systems) == 2
+    assert got["asks"] == {"correctness": tried, "completeness": RUBRICS["completeness"].asks}
+    assert got["asks_changed"] == ["correctness"] and "correctness asked as --asks gives" in got["what"]
+    assert RUBRICS["correctness"] is shipped
+    with pytest.raises(SystemExit, match="METRIC=TEXT"):
+        script.main(["--asks", "correctness", "--split", "dev"])
+
+
 def test_question_critic_bench_scripted(tmp_path):
     """question_critic_bench.py against the scripted server, whose every score is 1: the 16 questions
     asked once under each prompt (the two system texts differ), every question over the bar under

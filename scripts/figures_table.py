@@ -152,6 +152,34 @@ def _quantized(d: dict, name: str):
              "; ".join(f"{r[k]['speedup_vs_plain']:.2f}x ({0.0 - r[k]['ndcg@10_loss']:+.4f})" for k in backends), name)]
 
 
+def _boilerplate(d: dict, name: str):
+    lab, at = d["labelled"], d["by_share"][str(d["default_share"])]
+    critic = lab.get("passage_critic_qwen1.5b_mean_auc")
+    rows = [("write_golden's boilerplate rule (no model) on 16 hand-labelled passages of uber_2021.pdf: AUC of its "
+             "share" + (" (the 1.5B passage critic's mean score)" if critic is not None else ""),
+             f"{lab['auc_of_share']:.3f}" + (f" ({critic:.2f})" if critic is not None else ""), name)]
+    if "uber_2021.pdf" in at:
+        u, ly = at["uber_2021.pdf"], at["lyft_2021.pdf"]
+        rows.append((f"... chunks it skips at share {d['default_share']}: uber_2021.pdf / lyft_2021.pdf; chunks holding a "
+                     "hand-written question's evidence among them",
+                     f"{u['boilerplate']} of {u['chunks']} / {ly['boilerplate']} of {ly['chunks']}; "
+                     f"{len(u['evidence_chunks_skipped'])} of {u['evidence_chunks']}", "same"))
+    return rows
+
+
+def _judge(d: dict, name: str):
+    model = d["model"]
+    out = []
+    for metric, row in d["per_metric"].items():
+        bar = d["lexical_on_the_same_cases"][metric]
+        low, high = bar["kappa_minus_lexical_ci95"]
+        out.append((f"{metric} judge ({model}) against a person, {row['scored']} held-out cases of data/judge_set: "
+                    "kappa; minus the lexical bar's, 95% paired bootstrap",
+                    f"{row['kappa']:.2f}; {bar['kappa_minus_lexical']:+.2f} [{low:+.2f}, {high:+.2f}] "
+                    f"({bar['kappa_verdict']})", name if not out else "same"))
+    return out
+
+
 def _suggest(d: dict, name: str):
     u, f = d["uber_2021"], d["scifact_train"]
     r, sci = u["results"], f["results"]
@@ -165,6 +193,7 @@ def _suggest(d: dict, name: str):
 
 OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _scale),
             ("write_golden_uber.json", _golden), ("write_golden_uber_qwen1.5b.json", _golden_checked),
+            ("boilerplate_passages.json", _boilerplate), ("judge_calibration_qwen1.5b.json", _judge),
             ("model_chunking_uber.json", _model_chunking), ("model_chunking_uber_qwen1.5b.json", _model_chunking),
             ("embedders_scifact_10k.json", _embedders),
             ("hnsw.json", _hnsw), ("quantized_embedding.json", _quantized),

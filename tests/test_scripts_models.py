@@ -143,11 +143,20 @@ def test_model_chunking_bench_small(data, tmp_path):  # noqa: F811 (the fixture)
     """compare_chunking on pages 1-8 of uber_2021.pdf (golden question uber-01) against the scripted
     server: the plain build, contextual notes, LLM cuts and late chunking each answered and judged
     the one question (the scripted judge gives 1, so each counts it right), and the model-backed
-    builds' calls are on record."""
+    builds' calls are on record. Then --replay of that run's --cache: with no prompt changed nothing
+    is asked again, the replay goes under "rejudged" with its verdicts, and the measured run stays on top."""
+    import shutil
+
     server = scripted()
+    cache, url = tmp_path / "measured.sqlite", server.url.rsplit("/chat", 1)[0]
     try:
-        got = run_script("model_chunking_bench.py", str(data / "pdfs"), "--small", "--url",
-                         server.url.rsplit("/chat", 1)[0], "--model", "scripted", tmp_path=tmp_path)
+        got = run_script("model_chunking_bench.py", str(data / "pdfs"), "--small", "--url", url, "--model", "scripted",
+                         "--cache", str(cache), tmp_path=tmp_path / "measured")
+        asked = len(server.requests)
+        (tmp_path / "replay").mkdir()
+        shutil.copyfile(tmp_path / "measured" / "figures.json", tmp_path / "replay" / "figures.json")
+        replayed = run_script("model_chunking_bench.py", str(data / "pdfs"), "--small", "--url", url, "--model",
+                              "scripted", "--replay", str(cache), tmp_path=tmp_path / "replay")
     finally:
         server.close()
     assert got["small"] is True and got["pages"] == 8 and got["questions"] == ["uber-01"]
@@ -155,12 +164,17 @@ def test_model_chunking_bench_small(data, tmp_path):  # noqa: F811 (the fixture)
     assert len(names) == 4 and len(set(names)) == 4
     for t in got["techniques"]:
         assert t["of"] == 1 and t["right"] == 1 and 0 <= t["found"] <= 1 and t["chunks"] > 0
-    assert got["writer_totals"]["requests"] == len(server.requests) > 0
+    assert got["writer_totals"]["requests"] == asked > 0
     titles = {(r["json"].get("response_format") or {}).get("schema", {}).get("title") for r in server.requests}
     assert {"cuts", "note", "answer", "verdict"} <= titles
     assert got["model_builds"] and got["seconds"] > 0
     assert all(b["wall_s"] >= 0 for b in got["model_builds"])
     assert len(got["verdicts"]) == 4 and all(v["question"] == "uber-01" and v["score"] == 1 for v in got["verdicts"])
+    assert len(server.requests) == asked  # the replay's every prompt was the measured run's
+    assert {k: v for k, v in replayed.items() if k != "rejudged"} == got
+    again = replayed["rejudged"]
+    assert again["verdicts"] == got["verdicts"] and again["replayed_from"]["cache"] == str(cache)
+    assert again["writer_totals"]["requests"] == 0
 
 
 def test_judge_calibration_scripted(tmp_path):

@@ -57,8 +57,16 @@ def register(rubric: Rubric) -> Rubric:
 
 
 # Bedrock's four RAG metrics, so the two evaluations read side by side
-register(Rubric("correctness", "Is the answer correct, judged against the reference answer? 1: it says what the "
-                "reference says; 0: it contradicts it or says something else.", needs_reference=True))
+# correctness asks for 1 or 0: asked "1: it says what the reference says; 0: it contradicts it or says something
+# else", Qwen2.5-Coder-1.5B failed right answers in other words (kappa 0.36 with people on data/judge_set's dev half);
+# given a 0.5 and a 0.75 to use, it gave wrong figures 0.5 (kappa 0.29); this wording gave 0.64
+# (benchmarks/judge_correctness_dev_tries.json). A person's 0.75 or 0.5 (right with an extra claim, half right) is a
+# pass at the 0.5 line the calibration draws, so a judge of 1 and 0 loses only the weighted kappa's shades.
+register(Rubric("correctness", "Does the answer give the same fact the reference answer gives for what the question "
+                "asks? Other wording, rounding or units are the same fact, and giving less than the reference is not an "
+                "error. 1: yes, what it states for the question matches the reference; 0: a figure, year, name or fact "
+                "it gives for the question differs from the reference's, or it does not answer. Give 1 or 0.",
+                needs_reference=True))
 register(Rubric("completeness", "Does the answer cover everything the reference answer gives that the question asks "
                 "for? 1: nothing the question needs is missing; 0: it misses the point.", needs_reference=True))
 register(Rubric("faithfulness", "Is every claim in the answer supported by the sources? 1: all of it is in them; "

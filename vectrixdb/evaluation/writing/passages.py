@@ -4,13 +4,15 @@ Every chunk is first looked at without a model (`skip_reason`): a picture's desc
 contents page, a table of bare numbers, a scrap, garbled text, a chunk that is mostly form text
 (`form_share`: its sentences, cut as write_golden numbers them, that match one of
 PassageConfig.boilerplate's phrases hold boilerplate_share of its characters or more), or a chunk
-whose pages the reading scored poor is passed over, and counted by reason. The 1.5B passage
-critic could not tell such form text from facts (scripts/passage_critic_bench.py); the phrases can,
-on the 16 passages labelled by hand (scripts/boilerplate_bench.py). The rest are spread (`plan_slots`): across the
-collections, then their documents, then their sections (a section is a chunk's heading path), by
-`share`: every group gets one while the questions last (evenly through the order when there are
-fewer questions than groups, so a long report is asked about all the way through), and the rest in
-proportion to its size in characters, never more than it holds. A slot is a starting chunk and the
+whose pages the reading scored poor is passed over, and counted by reason. (The 1.5B passage
+critic could not tell such form text from facts, scripts/passage_critic_bench.py; the phrases can,
+in part, on the 16 passages labelled by hand, scripts/boilerplate_bench.py.)
+
+The rest are spread (`plan_slots`): across the collections, then their documents, then their
+sections (a section is a chunk's heading path), by `share`: every group gets one while the
+questions last (evenly through the order when there are fewer questions than groups, so a long
+report is asked about all the way through), and the rest in proportion to its size in
+characters, never more than it holds. A slot is a starting chunk and the
 chunks after it in its section; the passage critic scores up to `tries` of them.
 
 `partners` finds the second places of a two-place question: other passages, on other pages, whose

@@ -21,8 +21,9 @@
 # is the one the settings name (VECTRIXDB_WRITER_URL, VECTRIXDB_WRITER_MODEL); the published run used
 # Qwen2.5-Coder-1.5B-Instruct Q4 (`make model`), the best model this 2-core machine runs, behind llama-cpp-python's
 # server. That run was given the chat cache of `scripts/model_chunking_bench.py --cache` (set
-# VECTRIXDB_NOTEBOOK_CHAT_CACHE to a copy of it), so the replies shown are the ones measured there and replayed here;
-# what each build cost on this machine is in `benchmarks/model_chunking_uber_qwen1.5b.json`, not in this run's seconds.
+# VECTRIXDB_NOTEBOOK_CHAT_CACHE to a copy of it), so the replies shown are the ones measured there and replayed here,
+# with the judge's verdicts as the bench's `--replay` re-asked them after the correctness rubric changed; what each
+# build cost on this machine is in `benchmarks/model_chunking_uber_qwen1.5b.json`, not in this run's seconds.
 
 # %%
 import os, tempfile

@@ -110,9 +110,14 @@ def _model_chunking(d: dict, name: str):
     verdicts = sum(outcomes.values())
     unusable = verdicts - outcomes.get("ok", 0)
     model = d["what"].split("; ", 1)[1].split(" (", 1)[0]  # the chat model, as the bench names it
-    return [(f"compare_chunking with {model} on uber_2021.pdf pages 1-12, {of} questions: found / answered "
+    rows = [(f"compare_chunking with {model} on uber_2021.pdf pages 1-12, {of} questions: found / answered "
              f"right per technique (the judge gave no usable verdict on {unusable} of {verdicts} answers)",
              f"{builds}; {totals.get('requests', '?')} model requests, {d['seconds']:.0f} s", name)]
+    if d.get("rejudged"):
+        again = "; ".join(f"{t['name']} {t['right']}" for t in d["rejudged"]["techniques"])
+        rows.append(("... the same answers re-judged with the shipped correctness rubric (--replay): answered right",
+                     again, "same"))
+    return rows
 
 
 def _embedders(d: dict, name: str):

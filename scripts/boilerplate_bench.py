@@ -93,9 +93,8 @@ def main() -> int:
             if name == "uber_2021.pdf":
                 holding = [c for c in chunks if any(e in normal(c["text"]) for e in evidence)]
                 row[name]["evidence_chunks"] = len(holding)
-                row[name]["evidence_chunks_skipped"] = [
-                    [c["chunk_id"], skip_reason(c["text"], c["page_scores"], at)] for c in holding
-                    if skip_reason(c["text"], c["page_scores"], at)]
+                why = [(c["chunk_id"], skip_reason(c["text"], c["page_scores"], at)) for c in holding]
+                row[name]["evidence_chunks_skipped"] = [[chunk, reason] for chunk, reason in why if reason]
         out["by_share"][str(cut)] = row
     out["skipped_at_the_default"] = {
         name: [{"chunk_id": c["chunk_id"], "pages": c["pages"], "share": round(form_share(c["text"], config.boilerplate), 2),

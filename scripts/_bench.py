@@ -1,4 +1,4 @@
-"""Helpers the benchmark scripts share: phases in fresh processes, peak memory, versions, the critics' ending."""
+"""Helpers the benchmark scripts share: phases in fresh processes, peak memory, versions, the CPU, the critics' ending."""
 from __future__ import annotations
 
 import json
@@ -46,6 +46,23 @@ def write_prompts(path: str, out: dict) -> None:
     """A prompt bench's ending: write_json, then each prompt's figures without its rows printed."""
     write_json(path, out)
     print(json.dumps({k: {a: b for a, b in v.items() if a != "rows"} for k, v in out["prompts"].items()}, indent=1))
+
+
+def machine_cpu() -> str:
+    """The CPU a figure was measured on: its model name, the cores this process may use, and the
+    vector and matrix instruction sets that decide how fast the embedder runs (int8 needs VNNI or
+    AMX to beat fp32), e.g. "Intel(R) Xeon(R) Processor, 2 cores, avx2, avx512f, avx512_vnni, ..."."""
+    from pathlib import Path
+
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        text = ""
+    name = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")),
+                platform.processor() or "?")
+    flags = set(next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), []))
+    isa = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8") if f in flags]
+    return f"{name}, {_cores()} cores, {', '.join(isa) or 'no avx2'}"
 
 
 def _cores() -> int:

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import versions  # noqa: E402
+from _bench import machine_cpu, versions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "vectrixdb.cli"]
@@ -163,7 +163,7 @@ def main() -> None:
                 "for a core; CPU seconds are the commands' own",
         "load_average_at_start": [round(x, 2) for x in load],
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-        "versions": versions("vectrixdb", "typer", "openvino", "torch", "sentence-transformers"),
+        "cpu": machine_cpu(), "versions": versions("vectrixdb", "typer", "openvino", "torch", "sentence-transformers"),
     }
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out["results"], indent=2))

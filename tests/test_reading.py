@@ -134,6 +134,70 @@ def test_bad_pdfs_are_named(tmp_path):
         read(str(locked))
 
 
+def _pages_of(source: str, pages: range, path) -> str:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for p in PdfReader(source).pages[pages.start : pages.stop]:
+        writer.add_page(p)
+    with open(path, "wb") as fh:
+        writer.write(fh)
+    return str(path)
+
+
+def test_a_long_pdf_read_by_several_processes_is_the_one_process_document(tmp_path, monkeypatch):
+    """A PDF of PROCESSES_FROM pages or more is read by child processes, pages dealt out in turn; the
+    Document is the one read in one process, page for page (headings need the whole file's font
+    sizes, which are gathered after the pages come back). 45 of uber_2021's pages, prose and tables,
+    to 3 processes."""
+    from vectrixdb.reading import pdf
+
+    path = _pages_of(str(require(PDFS / "uber_2021.pdf")), range(40, 85), tmp_path / "uber_45.pdf")
+    used = []
+    real = pdf._read_in_processes
+    monkeypatch.setattr(pdf, "_read_in_processes", lambda *a: used.append(a[2]) or real(*a))
+    monkeypatch.setenv(pdf.READ_PROCESSES_ENV, "1")
+    one = read(path)
+    monkeypatch.setenv(pdf.READ_PROCESSES_ENV, "3")
+    many = read(path)
+    assert used == [3] and len(one.pages) == 45 and any("| --- |" in one.page_text(p.number) for p in one.pages)
+    assert many.markdown == one.markdown and many.pages == one.pages and many.notes == one.notes
+
+
+def test_what_a_reading_process_raises_is_raised_here():
+    """A child that cannot read a page sends back what it raised, and the reader raises it (so
+    read() turns it into BadInput naming the file, as in one process); the other child's pages are
+    not returned half. Asked for 6 pages of a 4-page PDF: the child given pages 1, 3, 5 fails on page 5."""
+    from vectrixdb.reading import pdf
+
+    data = require(PDFS / "pdflatex-4-pages.pdf").read_bytes()
+    assert len(pdf._read_in_processes(data, 4, 2, None)) == 4
+    with pytest.raises(IndexError):
+        pdf._read_in_processes(data, 6, 2, None)
+
+
+def test_how_many_processes_read_a_pdf(monkeypatch):
+    """One below PROCESSES_FROM pages; else one per core, at most 8, at least 20 pages each;
+    $VECTRIXDB_READ_PROCESSES overrides, and a value that is not a whole number of 1 or more is refused."""
+    import os
+
+    from vectrixdb.errors import BadInput
+    from vectrixdb.reading import pdf
+
+    monkeypatch.delenv(pdf.READ_PROCESSES_ENV, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(16)), raising=False)
+    assert [pdf.read_processes(n) for n in (1, pdf.PROCESSES_FROM - 1, pdf.PROCESSES_FROM, 100, 307, 5000)] == \
+        [1, 1, 2, 5, 8, 8]
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0}, raising=False)
+    assert pdf.read_processes(307) == 1
+    monkeypatch.setenv(pdf.READ_PROCESSES_ENV, "3")
+    assert pdf.read_processes(307) == 3 and pdf.read_processes(10) == 1
+    for bad in ("0", "-2", "two", "1.5"):
+        monkeypatch.setenv(pdf.READ_PROCESSES_ENV, bad)
+        with pytest.raises(BadInput, match="VECTRIXDB_READ_PROCESSES"):
+            pdf.read_processes(307)
+
+
 def test_a_scanned_pdf_gets_a_note_and_a_poor_score(tmp_path):
     from PIL import Image
 

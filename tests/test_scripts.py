@@ -119,7 +119,8 @@ def test_bench_metrics(tmp_path):
 
 def test_bench_reading(data, tmp_path):
     got = run_script("bench_reading.py", str(data / "pdfs"), "--small", tmp_path=tmp_path)
-    assert got["reading"]["uber_2021.pdf"]["pages"] == 12
+    uber = got["reading"]["uber_2021.pdf"]
+    assert uber["pages"] == 12 and uber["same_document"] and uber["processes"] == 1  # 12 pages: read here
     assert set(got["chunking_uber_2021_at_1000"]) == {"structure", "parent_child", "recursive", "sentence", "fixed"}
 
 
@@ -143,6 +144,7 @@ def test_compare_chunking_bench(data, tmp_path):
     (build,) = got["builds"]
     assert (build["technique"], build["chunk_size"], build["embed_heading"]) == ("recursive", 1000, False)
     assert got["questions"] == 1 and build["found"] in (0, 1) and build["chunks"] > 0 and got["distinct_texts"] > 0
+    assert got["cpu"].split(", ")[1].endswith(" cores")  # which CPU: int8's speed depends on its instructions
 
 
 def test_late_chunking_bench(data, tmp_path):
@@ -232,6 +234,7 @@ def test_bench_cli(models, tmp_path):
     from vectrixdb.embedding_openvino import INT8
 
     assert got["small"] and got["default_model_recorded"].endswith("@" + INT8)
+    assert got["cpu"].split(", ")[1].endswith(" cores")
     assert set(got["results"]) == {"help", "search_new_query_default", "search_repeat_query_default"}
     assert all(len(r["each_s"]) == 1 and r["median_cpu_s"] > 0 for r in got["results"].values())
     assert got["first_use_includes_int8_export"] is False
@@ -257,6 +260,7 @@ def test_bench_tenk(data, models, tmp_path):
     from vectrixdb.embedding_openvino import INT8
 
     assert got["embedder"].endswith("@" + INT8) and got["int8_export_included"] is False
+    assert got["cpu"].split(", ")[1].endswith(" cores")
     assert got["collection"]["documents"] == 1 and got["collection"]["chunks"] > 10
     stages = got["add"]["stages"]
     assert all(stages[f"{s}_s"] > 0 for s in ("reading", "chunking", "embedding"))

@@ -8,11 +8,14 @@ in the document, `##`, `###` below it). Runs of lines split by wide gaps are eit
 prose (a blank gutter in the middle third: read left column, then right) or a table (a Markdown
 table); bullets become `-` items; an indented line starts a paragraph.
 A page with no text layer (a scan) is kept as an empty page, noted, with a score of 0.
+A long PDF (PROCESSES_FROM pages or more) is read by one process per core, each reading runs of
+pages from its own copy of the file; the pages come back in order, the same as read in one process.
 """
 from __future__ import annotations
 
 import io
 import logging
+import os
 import re
 from collections import Counter
 
@@ -72,6 +75,98 @@ def _read_page(page) -> tuple[str, list[tuple[str, float, bool]]]:
 
 
 PROGRESS_FROM = 20  # a PDF of this many pages or more shows a bar as its pages are read (about 15 a second)
+PROCESSES_FROM = 40  # a PDF of this many pages or more is read by one process per core (READ_PROCESSES_ENV)
+READ_PROCESSES_ENV = "VECTRIXDB_READ_PROCESSES"  # how many processes read a long PDF; 1 reads it here
+_PAGES_PER_PROCESS = 20  # fewer pages than this are not worth another process's start (~0.3 s)
+
+
+def read_processes(pages: int) -> int:
+    """How many processes read a PDF of `pages` pages: one below PROCESSES_FROM pages, else
+    $VECTRIXDB_READ_PROCESSES when set, else the cores this process may use (at most 8, and one
+    per _PAGES_PER_PROCESS pages). Reading is pure Python, a core per process; pages are independent."""
+    if pages < PROCESSES_FROM:
+        return 1
+    chosen = os.environ.get(READ_PROCESSES_ENV, "").strip()
+    if chosen:
+        if not chosen.isdigit() or int(chosen) < 1:
+            raise BadInput(f"{READ_PROCESSES_ENV}={chosen!r}: give a whole number of processes, 1 or more")
+        return int(chosen)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores, 8, pages // _PAGES_PER_PROCESS))
+
+
+def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
+    """Every page's `_read_page`, in page order, from `processes` child interpreters; child k of n
+    reads pages k, k + n, k + 2n, ... (a filing's heavy pages, its financial tables, come in runs,
+    so dealt out like cards they fall evenly). `python -m vectrixdb.reading._pages` is given the
+    file's bytes and its pages on stdin and sends each page back as it is read, so the bar moves. Children are
+    started as plain interpreters, not through multiprocessing, so a caller's script is never
+    imported again in them (a script without `if __name__ == "__main__":` stays safe) and no thread
+    of torch's or OpenVINO's is forked. A page a child cannot read raises here what it raised
+    there; the output is the one-process output, page for page (tests/test_reading.py compares)."""
+    import pickle
+    import subprocess
+    import sys
+    import tempfile
+    import threading
+    from pathlib import Path
+    from typing import Any
+
+    shares = [list(range(k, count, processes)) for k in range(min(processes, count))]
+    results: list[list] = [[] for _ in shares]
+    failures: list[BaseException] = []
+    lock = threading.Lock()
+
+    def collect(i: int, child: subprocess.Popen) -> None:
+        try:
+            assert child.stdout is not None
+            while len(results[i]) < len(shares[i]):
+                kind, value = pickle.load(child.stdout)
+                if kind == "error":
+                    failures.append(value)
+                    return
+                results[i].append(value)
+                if bar is not None:
+                    with lock:
+                        bar.update(1)
+        except (EOFError, pickle.UnpicklingError) as exc:
+            failures.append(RuntimeError(f"a reading process ended early ({exc})"))
+
+    package_root = str(Path(__file__).resolve().parents[2])  # where this vectrixdb is, whatever sys.path says
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    children: list[tuple[subprocess.Popen, Any]] = []
+    try:
+        for share in shares:
+            errors = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child never blocks on it
+            child = subprocess.Popen([sys.executable, "-m", "vectrixdb.reading._pages"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=errors, env=env)
+            children.append((child, errors))
+            assert child.stdin is not None
+            child.stdin.write(pickle.dumps((data, share)))
+            child.stdin.close()
+        threads = [threading.Thread(target=collect, args=(i, child), daemon=True)
+                   for i, (child, _) in enumerate(children)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        for child, errors in children:
+            if failures or any(len(r) < len(share) for r, share in zip(results, shares)):
+                child.kill()
+            child.wait()
+            errors.seek(0)
+            err = errors.read().decode(errors="replace").strip()
+            errors.close()
+            if child.returncode and not failures:
+                failures.append(RuntimeError(f"a reading process failed ({err.splitlines()[-1] if err else child.returncode})"))
+    if failures:
+        raise failures[0]
+    pages: list = [None] * count
+    for share, got in zip(shares, results):
+        for i, page in zip(share, got):
+            pages[i] = page
+    return pages
 
 
 def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document:
@@ -88,9 +183,22 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
             raise BadInput(f"{where}: the PDF is encrypted; decrypt it first")
         from tqdm.auto import tqdm
 
-        shown = reader.pages if len(reader.pages) < PROGRESS_FROM else tqdm(
-            reader.pages, desc=f"reading {where.rsplit('/', 1)[-1]}", unit="page", leave=False)
-        pages = [_read_page(p) for p in shown]
+        count = len(reader.pages)
+        bar = None if count < PROGRESS_FROM else tqdm(
+            total=count, desc=f"reading {where.rsplit('/', 1)[-1]}", unit="page", leave=False)
+        processes = read_processes(count)
+        try:
+            if processes > 1:
+                pages = _read_in_processes(data, count, processes, bar)
+            else:
+                pages = []
+                for page in reader.pages:
+                    pages.append(_read_page(page))
+                    if bar is not None:
+                        bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
     except BadInput:
         raise
     except PdfReadError as exc:

@@ -176,6 +176,32 @@ def test_what_a_reading_process_raises_is_raised_here():
         pdf._read_in_processes(data, 6, 2, None)
 
 
+@pytest.mark.parametrize("interpreter", ["/bin/false", "/nonexistent/python3"])
+def test_reading_processes_that_cannot_run_leave_the_file_read_here(tmp_path, monkeypatch, interpreter):
+    """A child that cannot start, or ends without a word (here: an interpreter that is not there,
+    or one that exits at once), is not the file's fault: one warning saying so, and the file is
+    read in this process, the same document."""
+    import sys
+
+    from pypdf import PdfReader, PdfWriter
+
+    from vectrixdb.reading import pdf
+
+    writer, source = PdfWriter(), PdfReader(str(require(PDFS / "pdflatex-4-pages.pdf")))
+    for i in range(pdf.PROCESSES_FROM + 4):
+        writer.add_page(source.pages[i % 4])
+    path = tmp_path / "long.pdf"
+    with open(path, "wb") as fh:
+        writer.write(fh)
+    monkeypatch.setenv(pdf.READ_PROCESSES_ENV, "1")
+    here = read(str(path))
+    monkeypatch.setenv(pdf.READ_PROCESSES_ENV, "2")
+    monkeypatch.setattr(sys, "executable", interpreter)
+    with pytest.warns(RuntimeWarning, match="long.pdf: reading in 2 processes failed .*reading it in this process"):
+        again = read(str(path))
+    assert again.markdown == here.markdown and again.pages == here.pages
+
+
 def test_how_many_processes_read_a_pdf(monkeypatch):
     """One below PROCESSES_FROM pages; else one per core, at most 8, at least 20 pages each;
     $VECTRIXDB_READ_PROCESSES overrides, and a value that is not a whole number of 1 or more is refused."""

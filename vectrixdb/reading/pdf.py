@@ -17,6 +17,7 @@ import io
 import logging
 import os
 import re
+import warnings
 from collections import Counter
 
 from vectrixdb.errors import BadInput
@@ -95,6 +96,11 @@ def read_processes(pages: int) -> int:
     return max(1, min(cores, 8, pages // _PAGES_PER_PROCESS))
 
 
+class ReadingProcessFailed(RuntimeError):
+    """A reading process could not start, or ended without saying which page it could not read
+    (killed, out of memory, vectrixdb not importable there): the file is then read in this process."""
+
+
 def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
     """Every page's `_read_page`, in page order, from `processes` child interpreters; child k of n
     reads pages k, k + n, k + 2n, ... (a filing's heavy pages, its financial tables, come in runs,
@@ -103,7 +109,8 @@ def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
     started as plain interpreters, not through multiprocessing, so a caller's script is never
     imported again in them (a script without `if __name__ == "__main__":` stays safe) and no thread
     of torch's or OpenVINO's is forked. A page a child cannot read raises here what it raised
-    there; the output is the one-process output, page for page (tests/test_reading.py compares)."""
+    there; a child that fails otherwise raises ReadingProcessFailed. The output is the one-process
+    output, page for page (tests/test_reading.py compares)."""
     import pickle
     import subprocess
     import sys
@@ -129,8 +136,8 @@ def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
                 if bar is not None:
                     with lock:
                         bar.update(1)
-        except (EOFError, pickle.UnpicklingError) as exc:
-            failures.append(RuntimeError(f"a reading process ended early ({exc})"))
+        except (EOFError, OSError, pickle.UnpicklingError) as exc:
+            failures.append(ReadingProcessFailed(f"a reading process ended early ({type(exc).__name__}: {exc})"))
 
     package_root = str(Path(__file__).resolve().parents[2])  # where this vectrixdb is, whatever sys.path says
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
@@ -138,14 +145,23 @@ def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
     try:
         for share in shares:
             errors = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child never blocks on it
-            child = subprocess.Popen([sys.executable, "-m", "vectrixdb.reading._pages"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=errors, env=env)
+            try:
+                child = subprocess.Popen([sys.executable, "-m", "vectrixdb.reading._pages"], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=errors, env=env)
+            except OSError as exc:  # no interpreter to start
+                errors.close()
+                failures.append(ReadingProcessFailed(f"could not start a reading process ({type(exc).__name__}: {exc})"))
+                break
             children.append((child, errors))
-            assert child.stdin is not None
-            child.stdin.write(pickle.dumps((data, share)))
-            child.stdin.close()
-        threads = [threading.Thread(target=collect, args=(i, child), daemon=True)
-                   for i, (child, _) in enumerate(children)]
+            try:
+                assert child.stdin is not None
+                child.stdin.write(pickle.dumps((data, share)))
+                child.stdin.close()
+            except OSError as exc:  # a broken pipe: it ended at once
+                failures.append(ReadingProcessFailed(f"a reading process ended at once ({type(exc).__name__}: {exc})"))
+                break
+        threads = [] if failures else [threading.Thread(target=collect, args=(i, child), daemon=True)
+                                       for i, (child, _) in enumerate(children)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -159,9 +175,10 @@ def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
             err = errors.read().decode(errors="replace").strip()
             errors.close()
             if child.returncode and not failures:
-                failures.append(RuntimeError(f"a reading process failed ({err.splitlines()[-1] if err else child.returncode})"))
-    if failures:
-        raise failures[0]
+                said = err.splitlines()[-1] if err else f"exit status {child.returncode}"
+                failures.append(ReadingProcessFailed(f"a reading process failed ({said})"))
+    if failures:  # a page a child could not read comes first: it is the file's fault, not the machine's
+        raise next((f for f in failures if not isinstance(f, ReadingProcessFailed)), failures[0])
     pages: list = [None] * count
     for share, got in zip(shares, results):
         for i, page in zip(share, got):
@@ -186,12 +203,18 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
         count = len(reader.pages)
         bar = None if count < PROGRESS_FROM else tqdm(
             total=count, desc=f"reading {where.rsplit('/', 1)[-1]}", unit="page", leave=False)
-        processes = read_processes(count)
+        processes, pages = read_processes(count), []
         try:
             if processes > 1:
-                pages = _read_in_processes(data, count, processes, bar)
-            else:
-                pages = []
+                try:
+                    pages = _read_in_processes(data, count, processes, bar)
+                except ReadingProcessFailed as exc:
+                    warnings.warn(f"{where}: reading in {processes} processes failed ({exc}); reading it in this "
+                                  f"process instead (set {READ_PROCESSES_ENV}=1 to skip the attempt)",
+                                  RuntimeWarning, stacklevel=2)
+                    if bar is not None:
+                        bar.reset()
+            if not pages:
                 for page in reader.pages:
                     pages.append(_read_page(page))
                     if bar is not None:

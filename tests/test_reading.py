@@ -176,13 +176,8 @@ def test_what_a_reading_process_raises_is_raised_here():
         pdf._read_in_processes(data, 6, 2, None)
 
 
-@pytest.mark.parametrize("interpreter", ["/bin/false", "/nonexistent/python3"])
-def test_reading_processes_that_cannot_run_leave_the_file_read_here(tmp_path, monkeypatch, interpreter):
-    """A child that cannot start, or ends without a word (here: an interpreter that is not there,
-    or one that exits at once), is not the file's fault: one warning saying so, and the file is
-    read in this process, the same document."""
-    import sys
-
+def _long_pdf(path, password: str | None = None):
+    """PROCESSES_FROM + 4 pages (the pdflatex paper's 4, over and over), encrypted when a password is given."""
     from pypdf import PdfReader, PdfWriter
 
     from vectrixdb.reading import pdf
@@ -190,9 +185,37 @@ def test_reading_processes_that_cannot_run_leave_the_file_read_here(tmp_path, mo
     writer, source = PdfWriter(), PdfReader(str(require(PDFS / "pdflatex-4-pages.pdf")))
     for i in range(pdf.PROCESSES_FROM + 4):
         writer.add_page(source.pages[i % 4])
-    path = tmp_path / "long.pdf"
+    if password is not None:
+        writer.encrypt(user_password=password, owner_password="the owner's")
     with open(path, "wb") as fh:
         writer.write(fh)
+    return path
+
+
+def test_a_long_pdf_that_opens_with_no_password_is_read_by_processes_too(tmp_path, monkeypatch):
+    """Encrypted with an empty user password (a viewer opens it without asking): each child
+    decrypts its own copy, and the document is the one-process document."""
+    from vectrixdb.reading import pdf
+
+    path = str(_long_pdf(tmp_path / "locked_open.pdf", password=""))
+    monkeypatch.setenv(pdf.READ_PROCESSES_ENV, "1")
+    one = read(path)
+    monkeypatch.setenv(pdf.READ_PROCESSES_ENV, "2")
+    two = read(path)
+    assert len(one.pages) == pdf.PROCESSES_FROM + 4 and two.markdown == one.markdown and two.pages == one.pages
+    assert one.page_text(1).strip()
+
+
+@pytest.mark.parametrize("interpreter", ["/bin/false", "/nonexistent/python3"])
+def test_reading_processes_that_cannot_run_leave_the_file_read_here(tmp_path, monkeypatch, interpreter):
+    """A child that cannot start, or ends without a word (here: an interpreter that is not there,
+    or one that exits at once), is not the file's fault: one warning saying so, and the file is
+    read in this process, the same document."""
+    import sys
+
+    from vectrixdb.reading import pdf
+
+    path = _long_pdf(tmp_path / "long.pdf")
     monkeypatch.setenv(pdf.READ_PROCESSES_ENV, "1")
     here = read(str(path))
     monkeypatch.setenv(pdf.READ_PROCESSES_ENV, "2")

@@ -33,7 +33,6 @@ def main() -> int:
     from vectrixdb.chunking import chunk_document
     from vectrixdb.embedding import get_embedder
     from vectrixdb.reading import read
-
     from vectrixdb.reading.pdf import READ_PROCESSES_ENV, read_processes
 
     reading, docs = {}, {}

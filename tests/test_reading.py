@@ -148,11 +148,11 @@ def _pages_of(source: str, pages: range, path) -> str:
 def test_a_long_pdf_read_by_several_processes_is_the_one_process_document(tmp_path, monkeypatch):
     """A PDF of PROCESSES_FROM pages or more is read by child processes, pages dealt out in turn; the
     Document is the one read in one process, page for page (headings need the whole file's font
-    sizes, which are gathered after the pages come back). 45 of uber_2021's pages, prose and tables,
+    sizes, which are gathered after the pages come back). 60 of uber_2021's pages, prose and tables,
     to 3 processes."""
     from vectrixdb.reading import pdf
 
-    path = _pages_of(str(require(PDFS / "uber_2021.pdf")), range(40, 85), tmp_path / "uber_45.pdf")
+    path = _pages_of(str(require(PDFS / "uber_2021.pdf")), range(40, 100), tmp_path / "uber_60.pdf")
     used = []
     real = pdf._read_in_processes
     monkeypatch.setattr(pdf, "_read_in_processes", lambda *a: used.append(a[2]) or real(*a))
@@ -160,7 +160,7 @@ def test_a_long_pdf_read_by_several_processes_is_the_one_process_document(tmp_pa
     one = read(path)
     monkeypatch.setenv(pdf.READ_PROCESSES_ENV, "3")
     many = read(path)
-    assert used == [3] and len(one.pages) == 45 and any("| --- |" in one.page_text(p.number) for p in one.pages)
+    assert used == [3] and len(one.pages) == 60 and any("| --- |" in one.page_text(p.number) for p in one.pages)
     assert many.markdown == one.markdown and many.pages == one.pages and many.notes == one.notes
 
 
@@ -206,6 +206,61 @@ def test_a_long_pdf_that_opens_with_no_password_is_read_by_processes_too(tmp_pat
     assert one.page_text(1).strip()
 
 
+def test_of_two_bad_pages_the_first_is_the_one_refused_as_in_one_process(tmp_path, monkeypatch):
+    """Pages 4 and 5 are broken, and page 2 is slow, so the child given pages 1, 3, 5, ... meets
+    page 5 long before the other child reaches page 4: the refusal still names page 4's error, the
+    one a single process meets first (that child keeps reading until it is past page 4)."""
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import DecodedStreamObject, NameObject
+
+    from vectrixdb.errors import BadInput
+    from vectrixdb.reading import pdf
+
+    source, writer = PdfReader(str(require(PDFS / "pdflatex-4-pages.pdf"))), PdfWriter()
+    for i in range(pdf.PROCESSES_FROM):
+        writer.add_page(source.pages[i % 4])
+    for i, data in ((1, b"BT /F1 10 Tf " + b"1 0 Td (a slow page) Tj " * 20000 + b"ET"),
+                    (3, b"BT (page four) Tj ] ET"), (4, b"BT (page five) Tj } ET")):
+        stream = DecodedStreamObject()
+        stream.set_data(data)
+        writer.pages[i][NameObject("/Contents")] = writer._add_object(stream)
+    path = tmp_path / "two_bad.pdf"
+    with open(path, "wb") as fh:
+        writer.write(fh)
+    refusals = []
+    for processes in ("1", "2"):
+        monkeypatch.setenv(pdf.READ_PROCESSES_ENV, processes)
+        with pytest.raises(BadInput, match="two_bad.pdf: not a readable PDF") as refused:
+            read(str(path))
+        refusals.append(str(refused.value))
+    assert "page four" in refusals[0] and refusals[1] == refusals[0]
+
+
+def test_a_module_in_the_working_folder_is_not_run_by_the_reading_processes(tmp_path):
+    """The children run isolated with the parent's import path: a `secrets.py` (a standard library
+    name) or another `vectrixdb` in the folder a script is run from is not what they import, so no
+    warning and the same pages. (Run as a script from another folder, as a user would.)"""
+    import os
+    import subprocess
+    import sys
+
+    from vectrixdb.reading import pdf
+
+    work = tmp_path / "work"
+    (work / "vectrixdb").mkdir(parents=True)
+    (work / "secrets.py").write_text("print('this is not a pickle')\n")
+    (work / "vectrixdb" / "__init__.py").write_text("raise SystemExit('the wrong vectrixdb')\n")
+    script = tmp_path / "bin" / "read_it.py"
+    script.parent.mkdir()
+    script.write_text("import sys, warnings\nwarnings.simplefilter('error', RuntimeWarning)\n"
+                      "from vectrixdb.reading import read\nprint(len(read(sys.argv[1]).pages))\n")
+    path = _long_pdf(tmp_path / "long.pdf")
+    done = subprocess.run([sys.executable, str(script), str(path)], cwd=work, capture_output=True, text=True,
+                          env={**os.environ, pdf.READ_PROCESSES_ENV: "2"}, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [str(pdf.PROCESSES_FROM + 4)]
+
+
 @pytest.mark.parametrize("interpreter", ["/bin/false", "/nonexistent/python3"])
 def test_reading_processes_that_cannot_run_leave_the_file_read_here(tmp_path, monkeypatch, interpreter):
     """A child that cannot start, or ends without a word (here: an interpreter that is not there,
@@ -226,9 +281,11 @@ def test_reading_processes_that_cannot_run_leave_the_file_read_here(tmp_path, mo
 
 
 def test_how_many_processes_read_a_pdf(monkeypatch):
-    """One below PROCESSES_FROM pages; else one per core, at most 8, at least 20 pages each;
-    $VECTRIXDB_READ_PROCESSES overrides, and a value that is not a whole number of 1 or more is refused."""
+    """One below PROCESSES_FROM pages or in a frozen app; else one per core, at most 8, at least
+    20 pages each; $VECTRIXDB_READ_PROCESSES overrides the count (20 pages each still holds), and a
+    value that is not a whole number of 1 or more is refused."""
     import os
+    import sys
 
     from vectrixdb.errors import BadInput
     from vectrixdb.reading import pdf
@@ -241,7 +298,12 @@ def test_how_many_processes_read_a_pdf(monkeypatch):
     assert pdf.read_processes(307) == 1
     monkeypatch.setenv(pdf.READ_PROCESSES_ENV, "3")
     assert pdf.read_processes(307) == 3 and pdf.read_processes(10) == 1
-    for bad in ("0", "-2", "two", "1.5"):
+    monkeypatch.setenv(pdf.READ_PROCESSES_ENV, "40")
+    assert pdf.read_processes(40) == 2 and pdf.read_processes(5000) == 40
+    monkeypatch.setattr(sys, "frozen", True, raising=False)  # a PyInstaller app: sys.executable is the app
+    assert pdf.read_processes(5000) == 1
+    monkeypatch.delattr(sys, "frozen")
+    for bad in ("0", "-2", "two", "1.5", "\u00b2", " 3x"):
         monkeypatch.setenv(pdf.READ_PROCESSES_ENV, bad)
         with pytest.raises(BadInput, match="VECTRIXDB_READ_PROCESSES"):
             pdf.read_processes(307)

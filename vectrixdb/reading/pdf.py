@@ -20,6 +20,7 @@ import os
 import re
 import warnings
 from collections import Counter
+from typing import Any
 
 from vectrixdb.errors import BadInput
 from vectrixdb.reading.document import Document, join_pages
@@ -83,18 +84,22 @@ _PAGES_PER_PROCESS = 20  # fewer pages than this are not worth another process's
 
 
 def read_processes(pages: int) -> int:
-    """How many processes read a PDF of `pages` pages: one below PROCESSES_FROM pages, else
-    $VECTRIXDB_READ_PROCESSES when set, else the cores this process may use (at most 8, and one
-    per _PAGES_PER_PROCESS pages). Reading is pure Python, a core per process; pages are independent."""
-    if pages < PROCESSES_FROM:
+    """How many processes read a PDF of `pages` pages: one below PROCESSES_FROM pages or in a frozen
+    app (its sys.executable is the app, not Python), else $VECTRIXDB_READ_PROCESSES when set, else
+    the cores this process may use, at most 8; never more than one per _PAGES_PER_PROCESS pages.
+    Reading is pure Python, a core per process; pages are independent."""
+    import sys
+
+    if pages < PROCESSES_FROM or getattr(sys, "frozen", False) or not sys.executable:
         return 1
     chosen = os.environ.get(READ_PROCESSES_ENV, "").strip()
+    if chosen and not re.fullmatch(r"[0-9]+", chosen) or chosen and int(chosen) < 1:
+        raise BadInput(f"{READ_PROCESSES_ENV}={chosen!r}: give a whole number of processes, 1 or more")
     if chosen:
-        if not chosen.isdigit() or int(chosen) < 1:
-            raise BadInput(f"{READ_PROCESSES_ENV}={chosen!r}: give a whole number of processes, 1 or more")
-        return int(chosen)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(cores, 8, pages // _PAGES_PER_PROCESS))
+        wanted = int(chosen)
+    else:
+        wanted = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)
+    return max(1, min(wanted, pages // _PAGES_PER_PROCESS))
 
 
 class ReadingProcessFailed(RuntimeError):
@@ -102,84 +107,101 @@ class ReadingProcessFailed(RuntimeError):
     (killed, out of memory, vectrixdb not importable there): the file is then read in this process."""
 
 
+#: The child's first lines: the parent's import path, exactly (so the same vectrixdb and pypdf, and
+#: nothing from the child's working folder: it runs isolated, `python -I`), then reading._pages.
+_CHILD = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+          "from vectrixdb.reading._pages import main; sys.exit(main(sys.argv[2:]))")
+
+
 def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
     """Every page's `_read_page`, in page order, from `processes` child interpreters; child k of n
     reads pages k, k + n, k + 2n, ... (a filing's heavy pages, its financial tables, come in runs,
-    so dealt out like cards they fall evenly). `python -m vectrixdb.reading._pages` is given the
-    file's bytes and its pages on stdin and sends each page back as it is read, so the bar moves. Children are
-    started as plain interpreters, not through multiprocessing, so a caller's script is never
-    imported again in them (a script without `if __name__ == "__main__":` stays safe) and no thread
-    of torch's or OpenVINO's is forked. A page a child cannot read raises here what it raised
-    there; a child that fails otherwise raises ReadingProcessFailed. The output is the one-process
-    output, page for page (tests/test_reading.py compares)."""
+    so dealt out like cards they fall evenly). Each child (vectrixdb.reading._pages) reads the file
+    from a temporary copy and sends each page back as it is read, so the bar moves.
+
+    Children are plain isolated interpreters (`python -I -c`, with this process's sys.path), not
+    multiprocessing: a caller's script is never imported again in them (a script without
+    `if __name__ == "__main__":` stays safe), a module in the working folder named like one of the
+    standard library's is not run there, and no thread of torch's or OpenVINO's is forked. A page a
+    child cannot read raises here what it raised there, and when several pages are bad, the first
+    one's, as one process would: a child stops once the first bad page is known to come before its
+    own next page. A child that fails otherwise raises ReadingProcessFailed. The output is the
+    one-process output, page for page (tests/test_reading.py compares)."""
+    import json
     import pickle
     import subprocess
     import sys
     import tempfile
     import threading
-    from pathlib import Path
-    from typing import Any
 
     shares = [list(range(k, count, processes)) for k in range(min(processes, count))]
     results: list[list] = [[] for _ in shares]
-    failures: list[BaseException] = []
+    bad: dict[int, BaseException] = {}  # page number -> what reading it raised
+    broken: list[BaseException] = []  # children that failed without naming a page
     lock = threading.Lock()
 
     def collect(i: int, child: subprocess.Popen) -> None:
+        assert child.stdout is not None
         try:
-            assert child.stdout is not None
             while len(results[i]) < len(shares[i]):
+                page = shares[i][len(results[i])]
+                with lock:
+                    if bad and min(bad) < page:  # one process would have stopped before this page
+                        return
                 kind, value = pickle.load(child.stdout)
-                if kind == "error":
-                    failures.append(value)
-                    return
-                results[i].append(value)
-                if bar is not None:
-                    with lock:
+                with lock:
+                    if kind == "error":
+                        bad[page] = value
+                        return
+                    results[i].append(value)
+                    if bar is not None:
                         bar.update(1)
-        except (EOFError, OSError, pickle.UnpicklingError) as exc:
-            failures.append(ReadingProcessFailed(f"a reading process ended early ({type(exc).__name__}: {exc})"))
+        except Exception as exc:  # noqa: BLE001 - an end or a reply it cannot read: not the file's fault
+            with lock:
+                broken.append(ReadingProcessFailed(f"a reading process ended early ({type(exc).__name__}: {exc})"))
 
-    package_root = str(Path(__file__).resolve().parents[2])  # where this vectrixdb is, whatever sys.path says
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
     children: list[tuple[subprocess.Popen, Any]] = []
-    try:
-        for share in shares:
-            errors = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child never blocks on it
-            try:
-                child = subprocess.Popen([sys.executable, "-m", "vectrixdb.reading._pages"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=errors, env=env)
-            except OSError as exc:  # no interpreter to start
+    with tempfile.TemporaryDirectory(prefix="vectrixdb-reading-") as folder:
+        copy = os.path.join(folder, "file.pdf")
+        with open(copy, "wb") as fh:
+            fh.write(data)
+        try:
+            for k in range(len(shares)):
+                errors = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child never blocks on it
+                try:
+                    child = subprocess.Popen(
+                        [sys.executable, "-I", "-c", _CHILD, json.dumps(sys.path), copy, str(k), str(len(shares)),
+                         str(count)],
+                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
+                except OSError as exc:  # no interpreter to start
+                    errors.close()
+                    broken.append(ReadingProcessFailed(f"could not start a reading process ({type(exc).__name__}: {exc})"))
+                    break
+                children.append((child, errors))
+            threads = [] if broken else [threading.Thread(target=collect, args=(i, child), daemon=True)
+                                         for i, (child, _) in enumerate(children)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            done = not broken and not bad and all(len(r) == len(share) for r, share in zip(results, shares))
+            for child, errors in children:
+                if not done:
+                    child.kill()
+                child.wait()
+                assert child.stdout is not None
+                child.stdout.close()
+                errors.seek(0)
+                err = errors.read().decode(errors="replace").strip()
                 errors.close()
-                failures.append(ReadingProcessFailed(f"could not start a reading process ({type(exc).__name__}: {exc})"))
-                break
-            children.append((child, errors))
-            try:
-                assert child.stdin is not None
-                child.stdin.write(pickle.dumps((data, share)))
-                child.stdin.close()
-            except OSError as exc:  # a broken pipe: it ended at once
-                failures.append(ReadingProcessFailed(f"a reading process ended at once ({type(exc).__name__}: {exc})"))
-                break
-        threads = [] if failures else [threading.Thread(target=collect, args=(i, child), daemon=True)
-                                       for i, (child, _) in enumerate(children)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        for child, errors in children:
-            if failures or any(len(r) < len(share) for r, share in zip(results, shares)):
-                child.kill()
-            child.wait()
-            errors.seek(0)
-            err = errors.read().decode(errors="replace").strip()
-            errors.close()
-            if child.returncode and not failures:
-                said = err.splitlines()[-1] if err else f"exit status {child.returncode}"
-                failures.append(ReadingProcessFailed(f"a reading process failed ({said})"))
-    if failures:  # a page a child could not read comes first: it is the file's fault, not the machine's
-        raise next((f for f in failures if not isinstance(f, ReadingProcessFailed)), failures[0])
+                if done and child.returncode:
+                    said = err.splitlines()[-1] if err else f"exit status {child.returncode}"
+                    broken.append(ReadingProcessFailed(f"a reading process failed ({said})"))
+    if bad:  # the first bad page, as one process would raise it: the file's fault, not the machine's
+        raise bad[min(bad)]
+    if broken:
+        raise broken[0]
     pages: list = [None] * count
     for share, got in zip(shares, results):
         for i, page in zip(share, got):

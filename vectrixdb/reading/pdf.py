@@ -198,10 +198,10 @@ def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
                 if done and child.returncode:
                     said = err.splitlines()[-1] if err else f"exit status {child.returncode}"
                     broken.append(ReadingProcessFailed(f"a reading process failed ({said})"))
+    if broken:  # pages before a bad one may be unread: the caller reads the file here, which finds the first
+        raise broken[0]
     if bad:  # the first bad page, as one process would raise it: the file's fault, not the machine's
         raise bad[min(bad)]
-    if broken:
-        raise broken[0]
     pages: list = [None] * count
     for share, got in zip(shares, results):
         for i, page in zip(share, got):

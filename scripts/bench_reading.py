@@ -32,13 +32,13 @@ def main() -> int:
     os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="bench-reading-")
     from vectrixdb.chunking import chunk_document
     from vectrixdb.embedding import get_embedder
-    from vectrixdb.reading import read
+    from vectrixdb.reading import Document, read
     from vectrixdb.reading.pdf import READ_PROCESSES_ENV, read_processes
 
     reading, docs = {}, {}
     for name in ("uber_2021.pdf",) if args.small else ("uber_2021.pdf", "lyft_2021.pdf"):
         seconds: dict[str, list[float]] = {"one_process": [], "one_per_core": []}
-        read_by: dict[str, object] = {}
+        read_by: dict[str, Document] = {}
         for _ in range(1 if args.small else 2):
             for way in seconds:  # in turn, so a busy neighbour slows both alike
                 os.environ[READ_PROCESSES_ENV] = "1" if way == "one_process" else ""
@@ -55,7 +55,7 @@ def main() -> int:
                          "one_process_seconds": best["one_process"],
                          "one_process_pages_per_s": len(doc.pages) / best["one_process"],
                          "speedup": best["one_process"] / best["one_per_core"],
-                         "same_document": one.markdown == many.markdown and one.pages == many.pages,  # type: ignore[attr-defined]
+                         "same_document": one.markdown == many.markdown and one.pages == many.pages,
                          "characters": len(doc.markdown), "flagged_pages": sum(1 for p in doc.pages if p.flags)}
     embedder = get_embedder()
     embedder.encode(["warm the model up"])

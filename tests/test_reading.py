@@ -134,15 +134,18 @@ def test_bad_pdfs_are_named(tmp_path):
         read(str(locked))
 
 
-def _pages_of(source: str, pages: range, path) -> str:
-    from pypdf import PdfReader, PdfWriter
+def _write_pdf(path, pages, password: str | None = None):
+    """A PDF of these pypdf pages at `path`, encrypted when a password is given (the owner's is set)."""
+    from pypdf import PdfWriter
 
     writer = PdfWriter()
-    for p in PdfReader(source).pages[pages.start : pages.stop]:
-        writer.add_page(p)
+    for page in pages:
+        writer.add_page(page)
+    if password is not None:
+        writer.encrypt(user_password=password, owner_password="the owner's")
     with open(path, "wb") as fh:
         writer.write(fh)
-    return str(path)
+    return path
 
 
 def test_a_long_pdf_read_by_several_processes_is_the_one_process_document(tmp_path, monkeypatch):
@@ -152,7 +155,9 @@ def test_a_long_pdf_read_by_several_processes_is_the_one_process_document(tmp_pa
     to 3 processes."""
     from vectrixdb.reading import pdf
 
-    path = _pages_of(str(require(PDFS / "uber_2021.pdf")), range(40, 100), tmp_path / "uber_60.pdf")
+    from pypdf import PdfReader
+
+    path = str(_write_pdf(tmp_path / "uber_60.pdf", PdfReader(str(require(PDFS / "uber_2021.pdf"))).pages[40:100]))
     used = []
     real = pdf._read_in_processes
     monkeypatch.setattr(pdf, "_read_in_processes", lambda *a: used.append(a[2]) or real(*a))
@@ -178,18 +183,12 @@ def test_what_a_reading_process_raises_is_raised_here():
 
 def _long_pdf(path, password: str | None = None):
     """PROCESSES_FROM + 4 pages (the pdflatex paper's 4, over and over), encrypted when a password is given."""
-    from pypdf import PdfReader, PdfWriter
+    from pypdf import PdfReader
 
     from vectrixdb.reading import pdf
 
-    writer, source = PdfWriter(), PdfReader(str(require(PDFS / "pdflatex-4-pages.pdf")))
-    for i in range(pdf.PROCESSES_FROM + 4):
-        writer.add_page(source.pages[i % 4])
-    if password is not None:
-        writer.encrypt(user_password=password, owner_password="the owner's")
-    with open(path, "wb") as fh:
-        writer.write(fh)
-    return path
+    source = PdfReader(str(require(PDFS / "pdflatex-4-pages.pdf")))
+    return _write_pdf(path, [source.pages[i % 4] for i in range(pdf.PROCESSES_FROM + 4)], password)
 
 
 def test_a_long_pdf_that_opens_with_no_password_is_read_by_processes_too(tmp_path, monkeypatch):

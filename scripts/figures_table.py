@@ -215,6 +215,17 @@ def _judge(d: dict, name: str):
     return out
 
 
+def _parallel_local(d: dict, name: str):
+    slots = next(k for k in d["write_golden"] if k.endswith("_at_once"))
+    runs = [(f"write_golden(n={d['what'].split('n=')[1].split(')')[0]})", d["write_golden"]),
+            ("compare_chunking(chat=)", d["comparison"])]
+    return [(f"model calls {slots.split('_')[0]} at once vs one at a time, SmolLM2-135M behind llama.cpp's server with "
+             f"parallel slots on {_where(d)}: {' / '.join(label for label, _ in runs)} wall time one at a time vs at "
+             "once (speed-up); outputs identical",
+             " / ".join(f"{r['serial']['seconds']:.0f} vs {r[slots]['seconds']:.0f} s ({r['speedup']:.2f}x); "
+                        f"{'yes' if all(r['identical'].values()) else 'no'}" for _, r in runs), name)]
+
+
 def _suggest(d: dict, name: str):
     u, f = d["uber_2021"], d["scifact_train"]
     r, sci = u["results"], f["results"]
@@ -234,7 +245,8 @@ OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _
             ("hnsw.json", _hnsw), ("tenk_to_report.json", _tenk), ("tenk_to_report_xeon.json", _tenk),
             ("cli_cold.json", _cli), ("cli_cold_xeon.json", _cli),
             ("quantized_embedding.json", _quantized),
-            ("quantized_embedding_xeon.json", _quantized), ("suggest_expected.json", _suggest)]
+            ("quantized_embedding_xeon.json", _quantized), ("parallel_local_smollm2.json", _parallel_local),
+            ("suggest_expected.json", _suggest)]
 
 
 def table() -> str:

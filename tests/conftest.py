@@ -170,13 +170,14 @@ def blob_container(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory):
-    """llama-cpp-python's OpenAI-compatible server with SmolLM2-135M on loopback, started once per
-    run; yields its base URL (…/v1). One that cannot start fails the tests that need it, never skips."""
-    from tests.llama_server import start_llama
+    """llama.cpp's OpenAI-compatible server with SmolLM2-135M on loopback, 4 parallel slots (the
+    writer's concurrent asks are answered at once), started once per run; yields its base URL (…/v1).
+    One that cannot start fails the tests that need it, never skips."""
+    from tests.llama_server import start_slots
 
     log = tmp_path_factory.mktemp("llama") / "server.log"
     try:
-        proc, base = start_llama(log)
+        proc, base = start_slots(log)
     except Exception as exc:  # noqa: BLE001 - any reason it did not start is a failure to report
         pytest.fail(f"the local model server did not start: {exc}")
     yield base

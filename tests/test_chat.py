@@ -771,7 +771,7 @@ def test_the_real_model_answers_in_the_schema(llama_server, tmp_path):
     w = ChatWriter(f"{llama_server}/chat/completions", model="smollm2", cache=tmp_path / "a.db", prices=prices, **SMALL)
     verdict = w.ask(real_ask("Is there a late fee for a deferred payment? Answer yes or no."), Verdict)
     assert verdict.status == "ok" and verdict.value.answer in ("yes", "no"), verdict
-    assert w.response_format == "json_object"  # llama-cpp-python rejected json_schema; the writer adapted
+    assert w.response_format == "json_schema"  # llama.cpp's server takes the schema as OpenAI's API names it
     assert verdict.prompt_tokens > 50 and verdict.completion_tokens > 0 and verdict.cost > 0
     quoted = w.ask_many([(real_ask("Write a question this passage answers, and quote its words."), Quoted),
                          (real_ask("Write a short question about fees, and quote the words on fees."), Quoted)])
@@ -781,6 +781,23 @@ def test_the_real_model_answers_in_the_schema(llama_server, tmp_path):
     rerun = again.ask_many([(real_ask("Is there a late fee for a deferred payment? Answer yes or no."), Verdict),
                             (real_ask("Write a question this passage answers, and quote its words."), Quoted)])
     assert [o.value for o in rerun] == [verdict.value, quoted[0].value] and again.totals()["requests"] == 0
+
+
+@pytest.mark.slow
+def test_llama_cpp_python_rejects_json_schema_and_the_writer_adapts(tmp_path):
+    """llama-cpp-python's server (the other common local server, one request at a time) refuses
+    OpenAI's json_schema format: the writer asks again with json_object and the schema, and keeps to it."""
+    from tests.llama_server import start_llama
+
+    proc, base = start_llama(tmp_path / "llama.log")
+    try:
+        w = ChatWriter(f"{base}/chat/completions", model="smollm2", **SMALL)
+        verdict = w.ask(real_ask("Is there a late fee for a deferred payment? Answer yes or no."), Verdict)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert verdict.status == "ok" and verdict.value.answer in ("yes", "no"), verdict
+    assert w.response_format == "json_object" and w.totals()["requests"] == 2  # refused once, then adapted
 
 
 @pytest.mark.slow

@@ -1,13 +1,16 @@
 """Asks sent at once (ChatWriter.ask_many / map, chat.parallel) against a scripted server on loopback:
-how many the server has in flight, the order of results, refusals mid-batch, the cache, the ledger."""
+how many the server has in flight, the order of results, refusals mid-batch, the cache, the ledger;
+then against the real model on llama.cpp's server with parallel slots (the `llama_server` fixture):
+the slots decode several asks at once, with the replies one at a time gives."""
 from __future__ import annotations
 
 import json
 import sqlite3
 import threading
+import urllib.request
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from tests.llama_server import Scripted, completion
 from vectrixdb.chat.writer import ChatWriter, RequestConfig
@@ -221,3 +224,55 @@ def test_slots_choose_at_once_only_when_no_two_can_score_the_same_passage():
     assert not apart([slot("aab", 3)], tries=3)  # a passage twice: the slot would score past its first three
     assert apart([slot("ab", 2), slot("ba", 0)], tries=3)  # the second slot has no section of its own to score
     assert apart([], tries=3)
+
+
+class Fact(BaseModel):
+    fact: str = Field(max_length=200)
+
+
+class BusySlots(threading.Thread):
+    """Reads the server's GET /slots every 20 ms until stopped; `most` is the largest number of slots
+    it saw decoding at the same moment."""
+
+    def __init__(self, base: str):
+        super().__init__(daemon=True)
+        self.url, self.most, self.done = base.rsplit("/v1", 1)[0] + "/slots", 0, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.02):
+            with urllib.request.urlopen(self.url, timeout=5) as reply:
+                busy = sum(bool(slot["is_processing"]) for slot in json.loads(reply.read()))
+            self.most = max(self.most, busy)
+
+
+@pytest.mark.slow
+def test_the_real_model_decodes_asks_at_once_in_its_slots_and_each_reply_stays_with_its_ask(llama_server):
+    """Four asks through ask_many reach four slots of llama.cpp's server at once (its /slots shows
+    more than one decoding together, where one at a time never does), and every reply comes back to
+    its own ask: the four prompts are of different token lengths, and each outcome carries the prompt
+    token count the server read for it, in input order, as the same asks one at a time do.
+
+    Replies are not compared word for word: continuous batching puts a slot's step in a batch with
+    the other slots' steps, and a batch of another size can round differently, so greedy replies at
+    temperature 0 may differ from those given alone (measured: benchmarks/parallel_local_smollm2.json)."""
+    subjects = ["revenue", "an auditor's opinion", "a ride-share driver's weekly pay", "a share buyback programme "
+                "announced by a board of directors after a strong year"]
+    batch = [([{"role": "system", "content": "You answer in JSON."},
+               {"role": "user", "content": f"In one sentence, what is {subject}?"}], Fact) for subject in subjects]
+    request = RequestConfig(temperature=0.0, max_tokens=48, extra_body={"repeat_penalty": 1.3})
+    runs = {}
+    for concurrency in (4, 1):
+        w = ChatWriter(f"{llama_server}/chat/completions", model="smollm2", max_concurrency=concurrency,
+                       request=request)
+        watch = BusySlots(llama_server)
+        watch.start()
+        try:
+            outcomes = w.ask_many(batch)
+        finally:
+            watch.done.set()
+            watch.join(10)
+        runs[concurrency] = ([o.prompt_tokens for o in outcomes], [o.status for o in outcomes], watch.most)
+    tokens, statuses, most = runs[4]
+    assert most >= 2 and runs[1][2] == 1  # several slots decoding together, then one at a time
+    assert tokens == runs[1][0] and len(set(tokens)) == 4 and tokens == sorted(tokens)  # each in its own place
+    assert all(status in ("ok", "truncated", "parse_failed") for status in statuses), statuses

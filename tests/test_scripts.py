@@ -223,6 +223,9 @@ def test_bench_quantized(data, models, tmp_path):
     assert int8["export_included"] is False and int8["name"].endswith("@" + __import__(
         "vectrixdb.embedding_openvino", fromlist=["INT8"]).INT8)
     assert unit(plain["ndcg@10"]) and unit(int8["ndcg@10"]) and abs(int8["ndcg@10_loss"]) < 0.05
+    low, high = int8["ndcg@10_change_ci95"]  # the paired interval holds the change it is about
+    assert low <= round(-int8["ndcg@10_loss"], 5) <= high
+    assert sum(int8["queries_up_down_same"]) == got["dataset"]["queries"]
     assert plain["passages_per_s"] > 0 and int8["passages_per_cpu_s"] > 0 and int8["speedup_vs_plain"] > 0
     assert len(got["load_average_at_start"]) == 3 and got["cpu_s"] > 0 and got["wall_s"] > 0
 

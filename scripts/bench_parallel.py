@@ -166,8 +166,8 @@ def writer(url: str, workers: int, cache: Path | None = None, extra_body: dict |
     """The workloads' writer; `extra_body` adds to each request's body (e.g. llama.cpp's cache_prompt)."""
     from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig
 
-    return ChatWriter(url, model="smollm2", request=RequestConfig(response_format="json_object",
-                                                                  extra_body={"repeat_penalty": 1.3, **(extra_body or {})}),
+    body = {"repeat_penalty": 1.3, **(extra_body or {})}
+    return ChatWriter(url, model="smollm2", request=RequestConfig(response_format="json_object", extra_body=body),
                       max_retries=1, limits=LimitConfig(timeout=900), max_concurrency=workers, cache=cache)
 
 
@@ -187,8 +187,8 @@ def golden_run(db, url: str, workers: int, scratch: Path, n: int, label: str, ex
     examples = [json.loads(line)["question"] for line in GOLDEN.read_text().splitlines()[:5]]
     cache = scratch / f"golden-{label}.db"
     started = time.perf_counter()
-    written = write_golden(db, str(scratch / f"drafts-{label}.jsonl"), n=n, writer=writer(url, workers, extra_body=extra_body),
-                           examples=examples, cache=cache,
+    written = write_golden(db, str(scratch / f"drafts-{label}.jsonl"), n=n,
+                           writer=writer(url, workers, extra_body=extra_body), examples=examples, cache=cache,
                            config=WritingConfig(passages=PassageConfig(max_chars=1000, replacements=0)))
     seconds = time.perf_counter() - started
     rows = [q.to_json() for q in written.questions]

@@ -34,11 +34,17 @@ def versions(*names: str) -> dict:
 def write_json(path: str, out: dict) -> None:
     """A bench's ending: the load average after, and `out` written atomically (a reader never sees half a file)."""
     import os
-    from pathlib import Path
 
     out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    write_atomic(path, out, indent=1)
+
+
+def write_atomic(path, out: dict, indent: int = 2) -> None:
+    """`out` as JSON at `path` through a temporary file beside it: a reader never sees half a file."""
+    from pathlib import Path
+
     tmp = Path(path).with_suffix(".tmp")
-    tmp.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    tmp.write_text(json.dumps(out, indent=indent, ensure_ascii=False) + "\n")
     tmp.replace(path)
 
 

@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_cpu, versions  # noqa: E402
+from _bench import machine_cpu, versions, write_atomic  # noqa: E402
 from bench_parallel import comparison_run, compared, golden_run, workload_inputs, writer  # noqa: E402
 
 HOW = " ".join(" ".join(__doc__.split("\n\n")[3:5]).split())
@@ -160,9 +160,7 @@ def main() -> int:
             "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             **({"before": earlier} if earlier else {}),
         }
-        tmp = out_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
-        tmp.replace(out_path)  # atomic: a reader never sees half a file
+        write_atomic(out_path, out)
         return out
 
     for name, run in workloads.items():

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_cpu, peak_rss_mb, versions  # noqa: E402
+from _bench import machine_cpu, peak_rss_mb, versions, write_atomic  # noqa: E402
 
 
 
@@ -183,9 +183,7 @@ def main() -> None:
             result["before"] = earlier
     except FileNotFoundError:
         pass
-    tmp = Path(args.out).with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(args.out)  # atomic: a reader never sees half a file
+    write_atomic(args.out, result)
     print(json.dumps(out, indent=2))
 
 

@@ -6,8 +6,12 @@ indexes in store/, access rules in policy.py; each method here checks its call a
 A collection is a folder: `catalog.sqlite` (documents with their kept Markdown and pages, chunks,
 vectors, settings), one usearch file per vector space and a bm25s index, both derived from the
 catalog. The folder is `<root>/<name>`, the root being `path=`, else $VECTRIXDB_HOME, else
-~/.vectrixdb. Writes take a file lock, so two processes adding at once queue rather than corrupt;
-a batch is one SQLite transaction, so a failure half-way leaves the collection as it was.
+~/.vectrixdb. Writes (add, replace, delete) take a file lock, so two processes writing at once
+queue rather than corrupt; a batch is one SQLite transaction, so a failure half-way (a full disk
+included, raised as IOFailure naming the catalog) leaves the collection as it was. Readers never
+take the lock: a search, and a read of chunks or of a document, sees one committed state (read
+again when a commit lands in the middle, see _at_one_state). A collection in a read-only folder is
+opened read-only and searched as usual. `check()` says what, if anything, is wrong on disk.
 
 Reading never creates: opening a collection that is not there makes no folder, and any read of it
 (search, documents, info, ...) raises NotFound naming the root and the collections that do exist.
@@ -18,11 +22,14 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
+
+import numpy as np
 
 from vectrixdb.embedding import Embedder, get_embedder, home
-from vectrixdb.errors import BadInput, Corrupt, NotFound
+from vectrixdb.errors import BadInput, Corrupt, IOFailure, NotFound
 from vectrixdb import search as searching
 from vectrixdb.search import Hit
 from vectrixdb.store import DEFAULT_SPACE
@@ -34,6 +41,8 @@ if TYPE_CHECKING:
 DEFAULT_CHUNKING = {"chunk": "recursive", "chunk_size": 1000, "overlap": None, "embed_heading": False}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 CATALOG = "catalog.sqlite"
+STABLE_TRIES = 20  # reads started again after a commit landed mid-way, before one waits on the lock
+T = TypeVar("T")
 
 
 class Vectrix:
@@ -89,6 +98,9 @@ class Vectrix:
         try:
             catalog = Catalog(path)
             recorded = catalog.get("spaces", {}).get(DEFAULT_SPACE, {}).get("model")
+        except sqlite3.OperationalError as exc:  # SQLite could not open or write the file: not damage
+            raise IOFailure(f"{path}: could not open the catalog ({exc}); check the folder's permissions and "
+                            "free space") from exc
         except sqlite3.DatabaseError as exc:
             raise Corrupt(f"{path} is not a readable catalog ({exc}). Restore it from a backup, or delete the "
                           f"folder {self.folder} to start again (its documents must then be added again).") from None
@@ -105,14 +117,14 @@ class Vectrix:
         """Make the folder and catalog on the first write and record the model and chunking defaults."""
         if self._catalog is not None and self.catalog.get("spaces"):
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with self.lock:  # two processes making the same collection at once: one creates, the other finds it
+        with self.locked():  # two processes making the same collection at once: one creates, the other finds it
             if self._catalog is None:
                 self._open()
             if not self.catalog.get("spaces"):
                 emb = self.embedder(DEFAULT_SPACE, self._model)
-                self.catalog.set("spaces", {DEFAULT_SPACE: {"model": emb.name, "dim": emb.dim}})
-                self.catalog.set("chunking", DEFAULT_CHUNKING)
+                with self.catalog.transaction():
+                    self.catalog.set("spaces", {DEFAULT_SPACE: {"model": emb.name, "dim": emb.dim}})
+                    self.catalog.set("chunking", DEFAULT_CHUNKING)
 
     # models and indexes ---------------------------------------------------------------------
     @property
@@ -177,6 +189,22 @@ class Vectrix:
             logging.getLogger("vectrixdb").warning("could not save the rebuilt %r (%s: %s); it is rebuilt again "
                                                    "next time", index, type(exc).__name__, exc)
 
+    def _at_one_state(self, read: Callable[[], T]) -> T:
+        """read() as of one committed state of the catalog. Each catalog read is its own statement,
+        and a writer may commit between two of them (a search reads an index, then the rows of the
+        keys it found: a document replaced in between would vanish). Every commit moves the state
+        (a new random token), so when the state is the same before and after, everything read() saw
+        (indexes are loaded for the state they find) belongs to it; otherwise it is read again. A
+        reader never waits on a writer, except after STABLE_TRIES changed states in a row, when it
+        reads once under the lock."""
+        for _ in range(STABLE_TRIES):
+            before = self.catalog.state()
+            out = read()
+            if self.catalog.state() == before:
+                return out
+        with self.locked():
+            return read()
+
     # ingestion ------------------------------------------------------------------------------
     def add_document(self, text_or_path: Any, *, doc_id: str | None = None, metadata: dict | None = None,
                      access: dict | None = None, max_chars: int | None = None, progress: bool = False,
@@ -216,9 +244,9 @@ class Vectrix:
             if chunking.get("late") and self._model is None and DEFAULT_SPACE not in self._embedders:
                 from vectrixdb.embedding import FLOAT_MODEL  # late chunking pools torch's token embeddings;
                 self._embedders[DEFAULT_SPACE] = get_embedder(FLOAT_MODEL)  # the int8 graph has none
-        fresh = not self.folder.exists()
-        self._create()
+        fresh = not (self.folder / CATALOG).exists()
         try:
+            self._create()
             prepared = prepare(self, items, chunking, progress, max_chars=max_chars)
             return store(self, prepared, progress, executor)
         except BaseException:
@@ -226,14 +254,86 @@ class Vectrix:
                 self._uncreate()
             raise
 
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the collection's write lock (reentrant), making its folder first. Another process may
+        remove the folder of a collection it created for a first batch that failed (see _uncreate)
+        while this one waits: the folder is then made again and the lock taken anew."""
+        for _ in range(5):
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise IOFailure(f"{self.folder}: cannot make the collection's folder ({exc})") from exc
+            try:
+                self.lock.acquire()
+                break
+            except FileNotFoundError:  # the folder went between the two steps
+                continue
+            except OSError as exc:  # a read-only folder, a full disk: nothing can be written there
+                raise IOFailure(f"{self.folder / '.lock'}: cannot take the collection's write lock ({exc})") from exc
+        else:
+            raise NotFound(f"{self.folder} keeps disappearing while collection {self.name!r} is being written")
+        try:
+            yield
+        finally:
+            self.lock.release()
+
     def _uncreate(self) -> None:
-        """Remove the folder this object created moments ago for a first batch that then failed."""
+        """Remove the collection this object created for a first batch that then failed, but only if,
+        under the lock, nothing was committed to it by anyone: another process may have opened the
+        new collection meanwhile and committed documents, which must never go with the folder. A
+        process that opened it and commits later finds its catalog gone and makes it again
+        (store() calls _ensure_catalog under the lock)."""
         import shutil
 
+        if not self.folder.exists():  # removed already (by another process's failed first batch)
+            self._forget()
+            return
+        with self.locked():
+            if self._catalog is None:  # it could not be made (a full disk): nothing, or an empty file
+                catalog = self.folder / CATALOG
+                untouched = not catalog.exists() or catalog.stat().st_size == 0
+            else:
+                untouched = self._catalog.is_current() and self._catalog.generation() == 0 \
+                    and self._catalog.counts()["documents"] == 0
+            self._forget()
+            if untouched:
+                shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _forget(self) -> None:
+        """Drop the open catalog and everything read from it (the next use opens the folder again)."""
         if self._catalog is not None:
             self._catalog.conn.close()
         self._catalog, self._indexes, self._keywords, self._docs_cache = None, {}, None, None
-        shutil.rmtree(self.folder, ignore_errors=True)
+        self._visible_keywords = {}
+
+    def _ensure_catalog(self) -> None:
+        """Under the lock, before a commit: the catalog this object holds open must still be the file
+        in the folder. When another process removed a collection it had just created (its first
+        batch failed) and this one had opened it meanwhile, a commit would land in a deleted file and
+        be lost; instead the collection is made again and the commit goes there."""
+        if self._catalog is not None and not self._catalog.is_current():
+            self._forget()
+        if self._catalog is None:
+            self._create()
+
+    def delete_document(self, doc_id: str) -> bool:
+        """Remove a document with its pages, chunks and vectors; False when it was not there."""
+        return bool(self.delete_documents([doc_id]))
+
+    def delete_documents(self, doc_ids: Iterable[str]) -> list[str]:
+        """Remove documents as one batch (all of them, or on any error none); returns the ids that
+        were there. A search that starts after this returns never finds them."""
+        from vectrixdb.ingest import remove
+        from vectrixdb.reading import check_doc_id
+
+        if isinstance(doc_ids, str):
+            raise BadInput(f"delete_documents takes a list of ids, not the text {doc_ids!r} (see delete_document)")
+        doc_ids = list(doc_ids)
+        for doc_id in doc_ids:
+            check_doc_id(doc_id)
+        self.catalog  # noqa: B018 - NotFound for a collection that was never made: deleting never creates it
+        return remove(self, doc_ids)
 
     def add_vectors(self, space: str, model: EmbeddingModel, *, progress: bool = True) -> int:
         """Embed every chunk again with another model into the named vector space `space`."""
@@ -253,17 +353,24 @@ class Vectrix:
         """The kept Markdown of a document as a Document with its pages (None when absent)."""
         from vectrixdb.reading import Document, Page
 
-        markdown = self.catalog.markdown(doc_id)
-        if markdown is None:
-            return None
-        pages = tuple(Page(p["number"], p["start"], p["end"], tuple(p["flags"]), p["score"])
-                      for p in self.catalog.pages(doc_id))
-        return Document(doc_id, markdown, pages)
+        def read() -> Document | None:
+            markdown = self.catalog.markdown(doc_id)
+            if markdown is None:
+                return None
+            pages = tuple(Page(p["number"], p["start"], p["end"], tuple(p["flags"]), p["score"])
+                          for p in self.catalog.pages(doc_id))
+            return Document(doc_id, markdown, pages)
+
+        return self._at_one_state(read)
 
     def chunks(self, doc_ids: Iterable[str] | None = None) -> list[dict]:
         """The chunks as a search hands them back, in document order: dicts with chunk_id, doc_id,
         text, pages, headings, start and end. A parent-child build gives each parent section once
         (under its first child's id), since that is what a search returns; doc_ids narrows the list."""
+        doc_ids = None if doc_ids is None else list(doc_ids)
+        return self._at_one_state(lambda: self._chunks(doc_ids))
+
+    def _chunks(self, doc_ids: list[str] | None) -> list[dict]:
         out: list[dict] = []
         seen: set = set()
         markdown: dict[str, str] = {}
@@ -284,6 +391,38 @@ class Vectrix:
             out.append({"chunk_id": row["chunk_id"], "doc_id": doc, "text": markdown[doc][start:end], "pages": on,
                         "headings": row["headings"], "start": start, "end": end, "note": row["note"]})
         return out
+
+    def check(self) -> list[str]:
+        """What is wrong with the collection on disk, as sentences (an empty list: nothing).
+
+        Checks, at one committed state: SQLite's own integrity check; every chunk's document is
+        there and every document has its pages; each vector space holds exactly one vector per chunk
+        of its dimension; and each saved index that is stamped with the current state holds exactly
+        the catalog's chunk keys. A saved index stamped with an older state is not a fault (the next
+        use rebuilds it from the catalog) and is left out."""
+        from vectrixdb.store.keywords import KeywordIndex
+        from vectrixdb.store.vectors import VectorIndex
+
+        def read() -> list[str]:
+            problems = [f"SQLite: {line}" for (line,) in self.catalog.conn.execute("PRAGMA integrity_check")
+                        if line != "ok"]
+            problems += self.catalog.orphans()
+            state, chunk_keys = self.catalog.state(), set(self.catalog.chunk_texts()[0])
+            for space, info in self.spaces.items():
+                keys, vecs = self.catalog.vectors(space)
+                if set(keys.tolist()) != chunk_keys or len(keys) != len(chunk_keys):
+                    problems.append(f"vector space {space!r} holds {len(keys)} vectors for {len(chunk_keys)} chunks")
+                if len(keys) and vecs.shape[1] != info["dim"]:
+                    problems.append(f"vector space {space!r} holds vectors of {vecs.shape[1]} numbers, not {info['dim']}")
+                saved = VectorIndex(self.folder, space, info["dim"])
+                if saved.load(state) and set(np.asarray(saved.index.keys).tolist()) != chunk_keys:
+                    problems.append(f"{saved.path.name} is stamped as current but holds other keys than the catalog")
+            words = KeywordIndex(self.folder)
+            if words.load(state) and set(words.keys.tolist()) != chunk_keys:
+                problems.append("the keyword index is stamped as current but holds other keys than the catalog")
+            return problems
+
+        return self._at_one_state(read)
 
     def info(self) -> dict:
         return {"name": self.name, "path": str(self.folder), **self.catalog.counts(), "spaces": self.spaces,

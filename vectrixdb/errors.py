@@ -40,6 +40,12 @@ class AlreadyExists(VectrixError, FileExistsError):
     """A file a person may have edited: it is never written over."""
 
 
+class IOFailure(VectrixError, OSError):
+    """A file or folder that could not be written or read for a reason outside the library (a full
+    disk, no permission, a read-only folder); the message names the path and why. `errno` is the
+    operating system's error number, when it gave one."""
+
+
 class Corrupt(VectrixError, RuntimeError):
     """A file the library owns is damaged and cannot be healed from anything else."""
 

@@ -164,10 +164,9 @@ def _vectors(db, prepared: list[Prepared], progress: bool, executor: str = "loca
 
 def store(db, prepared: list[Prepared], progress: bool, executor: str = "local") -> list[str]:
     vectors = _vectors(db, prepared, progress, executor)
-    with db.lock:
-        conn = db.catalog.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+    with db.locked():
+        db._ensure_catalog()
+        with db.catalog.transaction():
             removed, keys = [], []
             for p in prepared:
                 removed += db.catalog.delete_document(p.doc.doc_id)
@@ -179,13 +178,25 @@ def store(db, prepared: list[Prepared], progress: bool, executor: str = "local")
                 db.catalog.set("vector_kind", "late" if prepared[0].settings["late"] else "text")
             before = db.catalog.state()
             after = db.catalog.bump()
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         _update_indexes(db, before, after, {space: (removed, keys, vecs) for space, vecs in vectors.items()},
                         texts_changed=True)
     return [p.doc.doc_id for p in prepared]
+
+
+def remove(db, doc_ids: list[str]) -> list[str]:
+    """Delete documents (with their pages, chunks and every space's vectors) in one transaction
+    under the lock, and bring the indexes along; the ids that were there, in the order given."""
+    with db.locked():
+        db._ensure_catalog()
+        with db.catalog.transaction():
+            gone = [d for d in dict.fromkeys(doc_ids) if db.catalog.has_document(d)]
+            removed = [key for d in gone for key in db.catalog.delete_document(d)]
+            before = db.catalog.state()
+            after = db.catalog.bump() if gone else before
+        if gone:
+            _update_indexes(db, before, after, {space: (removed, [], None) for space in db.spaces},
+                            texts_changed=True)
+    return gone
 
 
 def _update_indexes(db, before, after, changes: dict, *, texts_changed: bool) -> None:
@@ -243,20 +254,15 @@ def add_space(db, space: str, model: EmbeddingModel, progress: bool) -> int:
     if space in db.spaces:
         raise BadInput(f"vector space {space!r} already exists in {db.name!r}")
     emb = get_embedder(model)
-    with db.lock:
+    with db.locked():
+        db._ensure_catalog()
         keys, texts = db.catalog.chunk_texts()
         vecs = emb.encode(texts, progress=progress)
-        conn = db.catalog.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with db.catalog.transaction():
             db.catalog.insert_vectors(space, keys, vecs)
             db.catalog.set("spaces", {**db.spaces, space: {"model": emb.name, "dim": int(emb.dim)}})
             before = db.catalog.state()
             after = db.catalog.bump()
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         db._embedders[space] = emb
         _update_indexes(db, before, after, {space: ([], keys, vecs)}, texts_changed=False)
     return len(keys)

@@ -125,34 +125,39 @@ def search(db, query: str, k: int = 10, *, mode: str = "dense", rerank: Reranker
     """Vectrix.search for `db`, a Vectrix (its docstring states the rule): the mode's one ranking read
     deeper until k hits are found or every candidate is seen, then optionally reranked."""
     check_query(query, k, mode)
-    allowed = allowed_keys(db, where, principal)
     reranking = rerank not in (None, False)
     need = -(-k // RERANK_DEPTH) * RERANK_DEPTH if reranking else k
     # None in keyword mode, which never reads it
     vector: Any = db.embedder(vectors or DEFAULT_SPACE).encode([query])[0] if mode != "keyword" else None
 
-    def fetch(depth: int) -> tuple[list, list, bool]:  # (keys, scores, whether more lie deeper)
-        if mode == "hybrid":
-            dense, _ = dense_ranking(db, vector, depth, vectors, allowed)
-            sparse, _ = keywords_for(db, principal).search(query, depth, allowed)
-            fused = fuse([dense, sparse])
-            return [k_ for k_, _ in fused], [s for _, s in fused], max(len(dense), len(sparse)) == depth
-        if mode == "dense":
-            keys, scores = dense_ranking(db, vector, depth, vectors, allowed)
-        else:
-            keys, scores = keywords_for(db, principal).search(query, depth, allowed)
-        return [int(k_) for k_ in keys], list(scores), len(keys) == depth
+    def ranked() -> list[Hit]:  # the mode's one ranking, read deeper until enough; at one catalog state
+        allowed = allowed_keys(db, where, principal)
 
-    order: dict[int, float] = {}  # the mode's one ranking, as far as it has been read
-    depth = HYBRID_POOL if mode == "hybrid" else first_depth(need)
-    while True:
-        keys, scores, more = fetch(depth)
-        for key, score in zip(keys, scores):
-            order.setdefault(key, score)
-        hits = hits_of(db, np.array(list(order), np.uint64), np.array(list(order.values())), need, SCORE_KINDS[mode])
-        if len(hits) == need or not more:  # enough, or every candidate seen
-            break
-        depth *= 2
+        def fetch(depth: int) -> tuple[list, list, bool]:  # (keys, scores, whether more lie deeper)
+            if mode == "hybrid":
+                dense, _ = dense_ranking(db, vector, depth, vectors, allowed)
+                sparse, _ = keywords_for(db, principal).search(query, depth, allowed)
+                fused = fuse([dense, sparse])
+                return [k_ for k_, _ in fused], [s for _, s in fused], max(len(dense), len(sparse)) == depth
+            if mode == "dense":
+                keys, scores = dense_ranking(db, vector, depth, vectors, allowed)
+            else:
+                keys, scores = keywords_for(db, principal).search(query, depth, allowed)
+            return [int(k_) for k_ in keys], list(scores), len(keys) == depth
+
+        order: dict[int, float] = {}  # the ranking as far as it has been read
+        depth = HYBRID_POOL if mode == "hybrid" else first_depth(need)
+        while True:
+            keys, scores, more = fetch(depth)
+            for key, score in zip(keys, scores):
+                order.setdefault(key, score)
+            found = hits_of(db, np.array(list(order), np.uint64), np.array(list(order.values())), need,
+                            SCORE_KINDS[mode])
+            if len(found) == need or not more:  # enough, or every candidate seen
+                return found
+            depth *= 2
+
+    hits = db._at_one_state(ranked)
     if reranking and hits:
         score = get_reranker(cast("Reranker", rerank))  # neither None nor False: `reranking` says so
         relevance = np.concatenate([score(query, [h.text for h in hits[i:i + RERANK_DEPTH]])
@@ -170,20 +175,27 @@ def similar(db, text_or_chunk_id: str, k: int = 10, *, vectors: str | None = Non
     """Vectrix.similar for `db` (its docstring says how a chunk id a principal may not see is taken)."""
     check_query(text_or_chunk_id, k, "dense")
     space = vectors or DEFAULT_SPACE
-    own = db.catalog.key_of(text_or_chunk_id)
-    if own is not None and principal is not None:
-        seen = allowed_keys(db, {"doc_id": doc_of(text_or_chunk_id)}, principal)  # never None for a principal
-        if seen is not None and not len(seen):
-            own = None
-    index = db._vector_index(space)
-    if own is not None and own in index.index:
-        query = np.asarray(index.index.get(own), dtype=np.float32).reshape(-1)
-    else:
-        query = db.embedder(space).encode([text_or_chunk_id])[0]
-    allowed = allowed_keys(db, where, principal)
-    keys, scores = dense_ranking(db, query, max(k * 3, k + 20) + 1, space, allowed)
-    keep = keys != own if own is not None else np.ones(len(keys), bool)
-    return hits_of(db, keys[keep], scores[keep], k)
+    encoded: list = []  # the text's vector, made once however often the read below starts again
+
+    def ranked() -> list[Hit]:
+        own = db.catalog.key_of(text_or_chunk_id)
+        if own is not None and principal is not None:
+            seen = allowed_keys(db, {"doc_id": doc_of(text_or_chunk_id)}, principal)  # never None for a principal
+            if seen is not None and not len(seen):
+                own = None
+        index = db._vector_index(space)
+        if own is not None and own in index.index:
+            query = np.asarray(index.index.get(own), dtype=np.float32).reshape(-1)
+        else:
+            if not encoded:
+                encoded.append(db.embedder(space).encode([text_or_chunk_id])[0])
+            query = encoded[0]
+        allowed = allowed_keys(db, where, principal)
+        keys, scores = dense_ranking(db, query, max(k * 3, k + 20) + 1, space, allowed)
+        keep = keys != own if own is not None else np.ones(len(keys), bool)
+        return hits_of(db, keys[keep], scores[keep], k)
+
+    return db._at_one_state(ranked)
 
 
 def keywords_for(db, principal: dict | None):

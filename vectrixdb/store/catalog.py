@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 import sqlite3
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
+
+from vectrixdb.errors import IOFailure
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,19 +57,53 @@ class State:
         return all(stamp.get(k) == v for k, v in asdict(self).items())
 
 
+def _inode(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def digest(data: bytes) -> str:
     """Checksum of a derived file's bytes, recorded in its stamp and checked before it is loaded."""
     return hashlib.sha256(data).hexdigest()
 
 
+def _connect(path: Path) -> tuple[sqlite3.Connection, bool]:
+    """A connection to the catalog, and whether it is read-only. A catalog in a folder this process
+    cannot write (a read-only mount, a shared copy) is opened read-only: SQLite's own read-only mode,
+    else, when the folder cannot hold WAL's shared-memory file, as an immutable file."""
+    def connect(target: str | Path, uri: bool = False) -> sqlite3.Connection:
+        return sqlite3.connect(target, timeout=60, isolation_level=None, check_same_thread=False, uri=uri)
+
+    if os.access(path.parent, os.W_OK) or not path.exists():
+        return connect(path), False
+    for mode in ("mode=ro", "immutable=1"):
+        conn = connect(f"{path.resolve().as_uri()}?{mode}", uri=True)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn, True
+        except sqlite3.OperationalError:
+            conn.close()
+    return connect(path), False  # neither worked: SQLite's own error (on first use) says why
+
+
+def write_failure(path: Path, exc: BaseException, what: str) -> IOFailure:
+    """The family's error for a catalog SQLite could not write (a full disk, a read-only folder)."""
+    return IOFailure(f"{path}: could not write {what} ({exc}); nothing of it was stored")
+
+
 class Catalog:
     def __init__(self, path: Path):
         self.path = path
-        self.conn = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn, self.read_only = _connect(path)
+        self.inode = _inode(path)  # which file was opened: see is_current
         self.conn.execute("PRAGMA foreign_keys=ON")
-        self.conn.executescript(SCHEMA)
-        self._add_missing_columns()
+        if not self.read_only:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.executescript(SCHEMA)
+            self._add_missing_columns()
         if self.get("identity") is None:  # written once, with the catalog (or an older one's first open)
             try:
                 self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('identity', ?)",
@@ -82,6 +120,27 @@ class Catalog:
                 self.conn.execute("ALTER TABLE chunks ADD COLUMN note TEXT NOT NULL DEFAULT ''")
             except sqlite3.OperationalError:  # read-only: the column reads as missing; notes show as ""
                 pass
+
+    def is_current(self) -> bool:
+        """Whether the file this connection writes to is still the catalog at `path` (not removed,
+        nor replaced by another file, since it was opened)."""
+        return self.inode is not None and _inode(self.path) == self.inode
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction (the caller holds the collection's lock): committed whole, or on any
+        error rolled back (SQLite may have rolled back itself, as after a COMMIT on a full disk). A
+        file SQLite cannot write (full disk, read-only folder) is the family's IOFailure naming it."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            yield
+            self.conn.execute("COMMIT")
+        except BaseException as exc:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):
+                raise write_failure(self.path, exc, "the batch") from exc
+            raise
 
     # settings ---------------------------------------------------------------------------------
     def get(self, key: str, default: Any = None) -> Any:
@@ -199,6 +258,9 @@ class Catalog:
             for d, s, m, a, n, st in rows
         ]
 
+    def has_document(self, doc_id: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM documents WHERE doc_id = ?", (doc_id,)).fetchone() is not None
+
     def markdown(self, doc_id: str) -> str | None:
         row = self.conn.execute("SELECT markdown FROM documents WHERE doc_id = ?", (doc_id,)).fetchone()
         return row[0] if row else None
@@ -217,6 +279,18 @@ class Catalog:
             keys += [k for (k,) in self.conn.execute(
                 f"SELECT key FROM chunks WHERE doc_id IN ({','.join('?' * len(part))})", part)]
         return np.array(sorted(keys), dtype=np.uint64)
+
+    def orphans(self) -> list[str]:
+        """Rows that belong to nothing: chunks or pages of a missing document, a document without pages,
+        vectors of a missing chunk (as sentences; read by Vectrix.check)."""
+        checks = {
+            "chunks of a missing document": "SELECT count(*) FROM chunks WHERE doc_id NOT IN (SELECT doc_id FROM documents)",
+            "pages of a missing document": "SELECT count(*) FROM pages WHERE doc_id NOT IN (SELECT doc_id FROM documents)",
+            "documents without pages": "SELECT count(*) FROM documents WHERE doc_id NOT IN (SELECT doc_id FROM pages)",
+            "vectors of a missing chunk": "SELECT count(*) FROM vectors WHERE key NOT IN (SELECT key FROM chunks)",
+        }
+        found = {what: self.conn.execute(sql).fetchone()[0] for what, sql in checks.items()}
+        return [f"{n} {what}" for what, n in found.items() if n]
 
     def counts(self) -> dict[str, int]:
         one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731

@@ -3,12 +3,15 @@
 The index is derived from the catalog. The writer builds it at commit and saves it in the folder
 `keywords/` (bm25s's files, the chunk keys and stamp.json); readers load that folder when its stamp
 names the catalog's current State and every file's SHA-256 matches, else rebuild it in memory.
-A save writes a fresh folder and swaps it in with renames, so a reader sees the old or the new
-folder, and a killed writer leaves at most a hidden temporary folder that the next save removes.
+A save writes a fresh folder and swaps it in with renames, and a killed writer leaves at most a
+hidden temporary folder that the next save removes. A reader checks each file's bytes against the
+stamp and loads bm25s from those very bytes, so a swap while it reads is a moved stamp (read again,
+see Derived.load), never a mix of two folders' files (which bm25s would load and then fail on).
 No stemmer by default: on SciFact that reproduces the published bm25s figure (nDCG@10 0.66).
 """
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import tempfile
@@ -36,6 +39,19 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+def _load_model(files: dict[str, bytes]):
+    """A bm25s.BM25 from the checked bytes of its saved files (bm25s loads only from a folder)."""
+    import bm25s
+
+    with tempfile.TemporaryDirectory(prefix="vectrixdb-bm25-") as tmp:
+        for name, data in files.items():
+            if name.startswith("bm25/"):
+                target = Path(tmp, name)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+        return bm25s.BM25.load(str(Path(tmp, "bm25")), show_progress=False)
+
+
 class KeywordIndex(Derived):
     def __init__(self, folder: Path):
         self.folder = folder / "keywords"
@@ -50,9 +66,13 @@ class KeywordIndex(Derived):
     def where(self):
         return self.folder
 
-    def _read(self, state: State) -> str | None:
-        import bm25s
+    def _stamp_bytes(self) -> bytes | None:
+        try:
+            return (self.folder / "stamp.json").read_bytes()
+        except OSError:
+            return None
 
+    def _read(self, state: State) -> str | None:
         try:
             stamp = json.loads((self.folder / "stamp.json").read_text())
         except FileNotFoundError:
@@ -67,18 +87,19 @@ class KeywordIndex(Derived):
         if not isinstance(files, dict) or "keys.npy" not in files or empty not in (True, False) or (
                 empty == any(name.startswith("bm25/") for name in files)):
             return "its stamp does not list its files"
+        read: dict[str, bytes] = {}
         for name, expected in files.items():
             try:
-                data = (self.folder / name).read_bytes()
+                read[name] = (self.folder / name).read_bytes()
             except OSError as exc:
                 return f"{name} is unreadable ({exc})"
-            actual = digest(data)
+            actual = digest(read[name])
             if actual != expected:
                 return (f"the checksum of {name} does not match its stamp (truncated or garbled): expected {expected}, "
                         f"actual {actual}")
-        try:
-            keys = np.load(self.folder / "keys.npy")
-            model = None if stamp["empty"] else bm25s.BM25.load(str(self.folder / "bm25"), show_progress=False)
+        try:  # loaded from the bytes just checked, never from the folder again: a writer may swap it meanwhile
+            keys = np.load(io.BytesIO(read["keys.npy"]))
+            model = None if stamp["empty"] else _load_model(read)
         except Exception as exc:  # noqa: BLE001 - the bytes are what was saved: a bm25s/version mismatch, given as the reason
             return f"bm25s could not load it ({exc})"
         if model is not None and int(model.scores["num_docs"]) != len(keys):

@@ -57,6 +57,12 @@ class VectorIndex(Derived):
     def where(self):
         return self.path
 
+    def _stamp_bytes(self) -> bytes | None:
+        try:
+            return self.stamp_path.read_bytes()
+        except OSError:
+            return None
+
     def _read(self, state: State) -> str | None:
         try:
             stamp = json.loads(self.stamp_path.read_text())

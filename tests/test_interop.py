@@ -114,6 +114,29 @@ def test_an_exported_report_ranks_in_trec_eval_as_in_the_report(tmp_path):
         assert report.frame.loc[q, f"mrr@{report['depth']}"] == pytest.approx(theirs[q]["recip_rank"], abs=1e-12)
 
 
+def test_an_exported_report_holds_the_ranking_as_deep_as_its_figures_read(tmp_path):
+    """mrr and bpref read to the report's depth (100): the right document at rank 14 is mrr 1/14 in
+    the report, and must be in trec_eval's reading of the exported file too (it was 0: the file held
+    the top max(k) = 10 only)."""
+    import pytrec_eval
+
+    ranking = [f"d{i:02d}" for i in range(1, 31)]
+    questions = [Question("q?", None, {"d14": 1, "d03": 0}, "q1"), Question("r?", None, ["d02"], "q2")]
+    report = retrieval_report(lambda q: ranking, questions, k=(1, 5, 10))
+    run = load_trec_run(report.to_trec(str(tmp_path / "run.txt")))
+    assert len(run["q1"]) == 30
+    theirs = pytrec_eval.RelevanceEvaluator({"q1": {"d14": 1, "d03": 0}, "q2": {"d02": 1}},
+                                            {"recip_rank", "bpref", "ndcg_cut.5,10", "recall.10"}).evaluate(run)
+    depth = report["depth"]
+    assert report.frame.loc["q1", f"mrr@{depth}"] == pytest.approx(1 / 14) == theirs["q1"]["recip_rank"]
+    for q in ("q1", "q2"):
+        row = report.frame.loc[q]
+        assert row[f"mrr@{depth}"] == pytest.approx(theirs[q]["recip_rank"], abs=1e-12)
+        assert row[f"bpref@{depth}"] == pytest.approx(theirs[q]["bpref"], abs=1e-12)
+        assert row["ndcg@10"] == pytest.approx(theirs[q]["ndcg_cut_10"], abs=1e-12)
+        assert row["recall@10"] == pytest.approx(theirs[q]["recall_10"], abs=1e-12)
+
+
 @pytest.mark.parametrize("run, match", [({"q": {"a": float("nan")}}, r"run\['q'\]\['a'\] = nan"),
                                         ({"q": [("a", float("inf"))]}, r"run\['q'\]\['a'\] = inf"),
                                         ({"q": ["a b"]}, "'a b': a TREC run's fields"),

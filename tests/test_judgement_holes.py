@@ -105,6 +105,38 @@ def test_bpref_and_condensed_ndcg_equal_pytrec_eval_on_trec_evals_test_data(name
         assert 0 < table["unjudged@10"].mean() < 1  # the cut-down comment qrels leave holes in the top 10
 
 
+def test_grades_below_zero_are_pooled_not_judged_as_trec_eval_reads_them():
+    """A qrels line graded -1 is in the pool but not judged: bpref neither counts it as non-relevant
+    nor as ranked above, the judged-only measures drop it. A fifth of trec_eval's own test lines
+    set to -1; every question against pytrec_eval (unjudged@10 by its definition: the share of the
+    top 10 with no grade of 0 or more). The hand case: the only judged non-relevant line is -1."""
+    import pytrec_eval
+
+    qrels, run = _trec("test")
+    rnd = np.random.default_rng(7)
+    for q in qrels:
+        for doc in qrels[q]:
+            if rnd.random() < 0.2:
+                qrels[q][doc] = -1
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"bpref", "ndcg_cut.10", "P.10", "recip_rank"}).evaluate(run)
+    condensed = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}, judged_docs_only_flag=True).evaluate(run)
+    table = metric_table(run, qrels, ["bpref", "ndcg_judged@10", "ndcg@10", "precision@10", "mrr", "unjudged@10"])
+    ranked = {q: sorted(r, key=lambda d: (r[d], d), reverse=True) for q, r in run.items()}
+    for q in theirs:
+        row = table.loc[q]
+        assert row["bpref"] == pytest.approx(theirs[q]["bpref"], abs=1e-12)
+        assert row["ndcg_judged@10"] == pytest.approx(condensed[q]["ndcg_cut_10"], abs=1e-12)
+        assert row["ndcg@10"] == pytest.approx(theirs[q]["ndcg_cut_10"], abs=1e-12)
+        assert row["precision@10"] == pytest.approx(theirs[q]["P_10"], abs=1e-12)
+        assert row["mrr"] == pytest.approx(theirs[q]["recip_rank"], abs=1e-12)
+        top = ranked[q][:10]
+        assert row["unjudged@10"] == pytest.approx(sum(qrels[q].get(d, -1) < 0 for d in top) / len(top))
+    by_hand = metric_table({"q": {"bad": 2.0, "good": 1.0}}, {"q": {"good": 1, "bad": -1}}, ["bpref", "unjudged@2"])
+    assert by_hand.loc["q", "bpref"] == 1.0 == pytrec_eval.RelevanceEvaluator(
+        {"q": {"good": 1, "bad": -1}}, {"bpref"}).evaluate({"q": {"bad": 2.0, "good": 1.0}})["q"]["bpref"]
+    assert by_hand.loc["q", "unjudged@2"] == 0.5
+
+
 def test_the_label_slot_path_agrees_with_the_plain_one():
     qrels, run = _trec("comment")
     ids = sorted(run)
@@ -160,7 +192,7 @@ def test_pool_on_a_real_collection_then_judge_and_merge(policies, tmp_path):
     assert report.frame["runs"].is_monotonic_decreasing
     for q in qs:  # every unjudged result of the dense run's top 3 is in the pool, found by it
         pooled = report.frame[report.frame["id"] == q.key()]
-        unjudged = [d for d in dense.frame.loc[q.key(), "retrieved"] if d not in dict(q.graded())]
+        unjudged = [d for d in dense.frame.loc[q.key(), "retrieved"][:3] if d not in dict(q.graded())]
         assert len(unjudged) == round(dense.frame.loc[q.key(), "unjudged@3"] * 3)
         assert all("dense" in pooled[pooled["label"] == d]["found_by"].iloc[0] for d in unjudged)
     # a person judges: keeps the first pooled label of the first row, rejects the second row
@@ -189,7 +221,7 @@ def test_pool_refuses_what_it_cannot_read():
         pool({}, [q])
     with pytest.raises(BadInput, match="depth"):
         pool({"A": {"q1": ["a"]}}, [q], depth=0)
-    report = retrieval_report(lambda query: ["b", "a"], [q], k=(1,))
+    report = retrieval_report(lambda query: ["b", "a"], [q], k=(1,), depth=1)  # reads, and keeps, the top 1
     with pytest.raises(BadInput, match="by='doc'"):
         pool({"r": report}, [q], by="chunk")
     shallow = pool({"r": report}, [q], depth=5)

@@ -13,7 +13,10 @@ of the relevant labels of {id: score} runs). This module turns runs into the pro
   {id: score} run (1 + results scored above it + equal scores with a larger id: trec_eval's order).
 
 Grades are graded relevance (BEIR qrels' 0/1/2): nDCG uses them as gains; the other measures
-count a label as relevant when its grade is above 0. Which queries are scored: metric_table.
+count a label as relevant when its grade is above 0. A grade of 0 is judged non-relevant; a grade
+below 0 is, as trec_eval reads it, in the pool but not judged: bpref neither counts it among the
+non-relevant nor as one ranked above a relevant result, and the judged-only measures
+(ndcg_judged, unjudged) take it as unjudged. Which queries are scored: metric_table.
 Every name that was public here still imports from here (Measure, Judged, kernel, KERNELS, ...).
 """
 from __future__ import annotations
@@ -64,7 +67,7 @@ def judge(rankings: list[list], qrels: list[dict[str, float]], depth: int) -> Ju
         ideal_flat += positive + [0.0] * (widest - len(positive))
     ideal = np.array(ideal_flat, dtype=float).reshape(n, widest)
     n_rel = (ideal > 0).sum(axis=1).astype(float)
-    n_nonrel = np.array([sum(1 for g in q.values() if g <= 0) for q in qrels], dtype=float)
+    n_nonrel = np.array([sum(1 for g in q.values() if g == 0) for q in qrels], dtype=float)
     rankings = [r[:depth] for r in rankings]
     if all(len(set(r)) == len(r) and not any(isinstance(x, tuple) for x in r) for r in rankings):
         # plain distinct ids (every run given as a dict): one list of gains, one conversion
@@ -74,7 +77,7 @@ def judge(rankings: list[list], qrels: list[dict[str, float]], depth: int) -> Ju
             flat += [get(item, math.nan) for item in ranking]  # NaN: no label judges it
             flat += pad[: depth - len(ranking)]
         grades = np.array(flat, dtype=float).reshape(n, depth)
-        held = np.where(np.isnan(grades), 0, np.where(grades > 0, 2, 1))
+        held = np.where(np.isnan(grades) | (grades < 0), 0, np.where(grades > 0, 2, 1))  # below 0: pooled, not judged
         held[np.arange(depth) >= np.array([len(r) for r in rankings])[:, None]] = -1  # no result there
         gains = np.maximum(np.nan_to_num(grades), 0.0)
         return Judged(gains, (gains > 0).astype(float), ideal, n_rel, None, held, n_nonrel)
@@ -83,7 +86,7 @@ def judge(rankings: list[list], qrels: list[dict[str, float]], depth: int) -> Ju
     for row, (ranking, judged) in enumerate(zip(rankings, qrels)):
         slots.append(_judge_slow(ranking, judged, found[row], slot_end[row]))
         for i, item in enumerate(ranking):
-            labels = [x for x in (item if isinstance(item, tuple) else (item,)) if x in judged]
+            labels = [x for x in (item if isinstance(item, tuple) else (item,)) if judged.get(x, -1) >= 0]
             held[row, i] = 2 if any(judged[x] > 0 for x in labels) else 1 if labels else 0
     gains = np.zeros((n, max(len(s) for s in slots) if slots else depth))
     for row, s in enumerate(slots):

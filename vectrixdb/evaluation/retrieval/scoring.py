@@ -165,7 +165,8 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     per_levels = [L.levels(q, chunks) | ({} if paged else {"page": None}) for q, chunks in zip(scored, read)]
     values["misses"] = _misses(scored, results, first, ks[-1])
     values["levels"] = _mean_levels(per_levels)
-    frame = _frame(scored, results, per_q, per_levels, first, latency, by, ks[-1])
+    frame = _frame(scored, results, per_q, per_levels, first, latency, by, ks[-1], depth)
+    values["retrieved_depth"] = depth  # the frame's `retrieved` holds each ranking to here (to_trec, pool)
     report = Report("retrieval", values, frame, started=started, meta=inputs)
     if save_to:
         report.save(save_to)
@@ -338,7 +339,9 @@ def _mean_levels(rows: list[dict]) -> dict:
 
 def _retrieved(results: list, by: str, k: int) -> dict[str, list]:
     """The ids a question got at its grain (documents at doc grain, at their best chunk's score;
-    chunk ids otherwise), the first k, with the retriever's scores (None where it gave none)."""
+    chunk ids otherwise), the first k (the report's depth: every figure, mrr and bpref included,
+    reads the ranking that far, so a TREC export of it reproduces them), with the retriever's
+    scores (None where it gave none)."""
     if by == "doc":
         best: dict[str, float | None] = {}
         for r in results:
@@ -348,7 +351,7 @@ def _retrieved(results: list, by: str, k: int) -> dict[str, list]:
     return {"retrieved": [r.chunk_id for r in results[:k]], "scores": [r.score for r in results[:k]]}
 
 
-def _frame(scored, results, per_q, per_levels, first, latency, by, k):
+def _frame(scored, results, per_q, per_levels, first, latency, by, k, depth):
     import pandas as pd
 
     rows = []
@@ -358,7 +361,7 @@ def _frame(scored, results, per_q, per_levels, first, latency, by, k):
         rows.append({"id": q.key(), "question": q.question, "grain": L.judged_by(q, by),
                      "expected": sorted(L.qrel(q, by)), "expected_n": len(L.qrel(q, by)), "first_right": first[n],
                      "latency_ms": latency[n],
-                     **_retrieved(res, by, k),
+                     **_retrieved(res, by, depth),
                      **{name: float(v[n]) for name, v in per_q.items()}, **level_cols})
     return pd.DataFrame(rows).set_index("id")
 

@@ -305,3 +305,71 @@ def test_two_different_partials_under_one_chunker_name_are_refused(monkeypatch):
     finally:
         CHUNKERS.pop("trial_partial", None)
         CHUNKERS.pop("trial_partial_file", None)
+
+
+CUT = "def cut(doc, *, chunk_size, overlap, embedder=None):\n    return {}\n"
+
+
+def _made(source: str):
+    """The `cut` a module of the user's own defines (no file, as a notebook cell's): `source` is run
+    as a fresh module `ci_made` (in sys.modules while it runs: a dataclass looks itself up there)."""
+    import types
+
+    module = types.ModuleType("ci_made")
+    sys.modules["ci_made"] = module
+    try:
+        exec(source, vars(module))
+    finally:
+        del sys.modules["ci_made"]
+    return module.cut
+
+
+def test_a_helpers_default_changes_the_key_not_the_id_of_a_freed_temporary():
+    """Keys hash values, never the id of an object already freed: two chunkers that differ only in
+    a default of a helper they call (through another helper) get two keys (the tuple holding a
+    function's defaults is made for the walk and freed; its id came back for the helper's, which was
+    then skipped as met). A value met twice is keyed as that one value: C = A and C = B are two keys."""
+    from vectrixdb import code_identity as ci
+
+    helper = ("def split(text, width={}):\n    return [text[i:i + width] for i in range(0, len(text), width)]\n"
+              "def pieces(text, size=2):\n    return split(text)[:size]\n" + CUT.format("pieces(doc)"))
+    narrow, wide = (ci.code_identity(_made(helper.format(w))) for w in (100, 5000))
+    assert narrow != wide
+    assert ci.code_identity(_made(helper.format(100))) == narrow
+    lists = "A = [1]\nB = [2]\nC = {}\n" + CUT.format("A + B + C")
+    assert ci.code_identity(_made(lists.format("A"))) != ci.code_identity(_made(lists.format("B")))
+    assert ci.code_identity(_made(lists.format("A"))) == ci.code_identity(_made(lists.format("A")))
+
+
+def test_every_dataclass_instance_in_a_global_list_is_keyed():
+    """Each instance of a list is keyed by its fields: the second one's edit changes the key (its
+    fields were gathered in a dict made and freed like the first's, whose id it took)."""
+    from vectrixdb import code_identity as ci
+
+    source = ("import dataclasses\n@dataclasses.dataclass\nclass Cfg:\n    w: int\n"
+              "CFGS = [Cfg(1), Cfg({}), Cfg(7)]\n" + CUT.format("[c.w for c in CFGS]"))
+    keys = [ci.code_identity(_made(source.format(w))) for w in (2, 3, 2)]
+    assert keys[0] != keys[1] and keys[0] == keys[2]
+
+
+def test_a_global_nested_too_deep_is_keyed_by_its_type_with_one_warning(monkeypatch):
+    """A linked structure deeper than code_identity.DEPTH (500 nodes) is not a RecursionError: the
+    global is keyed by its type and what lies above the cut, with one RuntimeWarning naming the
+    global and the function and saying what to do. One within the bound is keyed whole: its last
+    node's edit changes the key."""
+    import warnings
+
+    import pytest
+
+    from vectrixdb import code_identity as ci
+
+    monkeypatch.setattr(ci, "_warned", set())
+    chain = ("class Node:\n    def __init__(self, nxt, w=0):\n        self.nxt, self.w = nxt, w\n"
+             "HEAD = Node(None, {})\nfor _ in range({}):\n    HEAD = Node(HEAD)\n" + CUT.format("HEAD"))
+    with pytest.warns(RuntimeWarning, match=r"the global 'HEAD' of ci_made\.cut is a structure nested more than"):
+        deep = ci.code_identity(_made(chain.format(1, 500)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ci.code_identity(_made(chain.format(1, 500))) == deep  # warned once; the same key again
+        shallow = [ci.code_identity(_made(chain.format(w, 30))) for w in (1, 2)]
+    assert shallow[0] != shallow[1]

@@ -22,6 +22,7 @@ BUILTIN = {name for name, v in vars(builtins).items() if isinstance(v, type) and
 # (file, function, exception): raises no user can cause, each caught inside the package or a bug guard.
 INTERNAL = {
     ("store/derived.py", "_read", "NotImplementedError"),  # abstract: each derived index implements it
+    ("store/derived.py", "_stamp_bytes", "NotImplementedError"),  # abstract: each derived index names its stamp
     ("store/keywords.py", "save", "RuntimeError"),  # invariant: save() right after a build, never from outside
     ("store/vectors.py", "save", "RuntimeError"),  # the same invariant for the vector index
     ("evaluation/runs/saved.py", "_constant", "ValueError"),  # json's parse_constant hook; parse() turns it into a reason

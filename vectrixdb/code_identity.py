@@ -20,7 +20,11 @@ The rule (code_identity): every global a function names is hashed or warned abou
   classes (their class followed, plus their attributes' values, a dataclass's fields); functions,
   classes and partials as above. A module read as `h.width` is followed by every attribute of it
   whose name the function's code reads (a library's or the package's module: by its name and version).
-  Cycles (a function naming itself, a list holding itself) are cut, so keying ends.
+  A value met again in one walk (a cycle: a function naming itself, a list holding itself; or one
+  object under two names) is keyed as a reference to where it was first met, so keying ends and
+  `C = A` keys apart from `C = B`. Objects are told apart by id only while the walk holds them
+  (`_Walk`): a temporary made for the walk (a tuple of defaults, a dataclass's fields) stays alive
+  until the walk ends, so no later object can take its id and be skipped as already keyed.
 - functools.partial: its function and its arguments' values; a bound method: its function and its
   instance; a callable object: its class's `__call__` and its attributes.
 Line numbers and file names are not part of it, so moving a function, re-running the notebook cell
@@ -33,7 +37,11 @@ Limits, each said by a RuntimeWarning once per process and name (never silently)
 without Python code (a builtin, a C extension's function) is keyed by its qualified name only; a
 value that is none of the above (an open file, a library's object such as a numpy array or a model,
 an object holding one) is keyed by its type's name only, and the warning names the global and the
-function, so a change to it is not noticed. Files the function reads are not part of the key.
+function, so a change to it is not noticed. A value nested more than DEPTH levels deep (a linked
+list of 500 nodes: each container, instance or function followed is a level) is keyed the same way,
+by what lies above the cut and the cut's type, with the same warning, rather than a RecursionError
+out of the key: keying it whole would need a stack as deep as it. Files the function reads are not
+part of the key.
 """
 from __future__ import annotations
 
@@ -50,6 +58,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 PACKAGE = "vectrixdb"
+DEPTH = 100  # values nested deeper are keyed by their type, with a warning (the module doc)
 SIMPLE = (int, float, complex, str, bytes, bool, type(None))
 _warned: set[str] = set()
 _LIBRARY_DIRS = tuple({str(Path(p).resolve()) for k, p in sysconfig.get_paths().items()
@@ -58,6 +67,40 @@ _LIBRARY_DIRS = tuple({str(Path(p).resolve()) for k, p in sysconfig.get_paths().
 
 class _Unkeyable(Exception):
     """A value with nothing keyable in it (its type's name is in the message)."""
+
+
+class _Walk:
+    """What one key's walk has met: each object by id, held (so no other object can take its id
+    while the walk lasts) with the order it was met in, which a second meeting is keyed by; and how
+    deep the walk is (DEPTH bounds it)."""
+
+    def __init__(self) -> None:
+        self.met: dict[int, tuple[Any, int]] = {}
+        self.order: list[int] = []  # ids in the order met, so a set's item can forget what it met
+        self.depth = 0
+
+    def again(self, obj: Any) -> bytes | None:
+        """A reference to `obj` if the walk met it before (then it is not walked again), else None
+        after noting it as met."""
+        seen = self.met.get(id(obj))
+        if seen is not None:
+            return f"<seen {seen[1]}>".encode()
+        self.met[id(obj)] = (obj, len(self.order))
+        self.order.append(id(obj))
+        return None
+
+    def enter(self, obj: Any) -> None:
+        """One level deeper, into `obj`; _Unkeyable past DEPTH levels (see the module doc)."""
+        if self.depth >= DEPTH:
+            raise _Unkeyable(f"a structure nested more than {DEPTH} levels deep (at a {qualified(type(obj))}), "
+                             "whose keying would need as deep a stack; give the function a flatter value (a tuple "
+                             "of the settings that matter) or a version string to read instead")
+        self.depth += 1
+
+    def forget_since(self, mark: int) -> None:
+        """Forget what was met after the first `mark` objects (a set's item, keyed on its own)."""
+        while len(self.order) > mark:
+            del self.met[self.order.pop()]
 
 
 def qualified(fn: Any) -> str:
@@ -101,7 +144,12 @@ def code_identity(fn: Callable[..., Any]) -> str:
     if isinstance(fn, types.FunctionType) and in_package(fn):
         return name
     h = hashlib.sha256()
-    _feed(h, fn, set())
+    try:
+        _feed(h, fn, _Walk())
+    except _Unkeyable as exc:  # past DEPTH along functions alone (wrappers of wrappers): warned, as a value is
+        h.update(b"unkeyable " + str(exc).encode())
+        _warn_once(name, f"{name} is {exc}: cells that run it are keyed by what lies above the cut only, so a "
+                         "change below it will not be noticed (cells.sqlite hands back what it computed before)")
     return f"{name}#{h.hexdigest()}"
 
 
@@ -109,7 +157,7 @@ def value_identity(value: Any, where: str) -> str:
     """A SHA-256 of what `value` holds (the module doc's rule for values); one that cannot be keyed
     is warned about once, naming `where`."""
     h = hashlib.sha256()
-    _held(h, value, where, set())
+    _held(h, value, where, _Walk())
     return h.hexdigest()
 
 
@@ -119,12 +167,27 @@ def _warn_once(key: str, message: str) -> None:
         warnings.warn(message, RuntimeWarning, stacklevel=4)
 
 
-def _feed(h: Any, fn: Any, seen: set[int]) -> None:
-    """Add what `fn` runs to the hash `h`; `seen` stops cycles (a function naming itself)."""
-    if id(fn) in seen:
-        h.update(b"<seen>" + qualified(fn).encode())
+def _feed(h: Any, fn: Any, seen: _Walk) -> None:
+    """Add what `fn` runs to the hash `h`, one level deeper; `seen` keys a function met before by a
+    reference (a function naming itself ends)."""
+    seen.enter(fn)
+    try:
+        _fed(h, fn, seen)
+    finally:
+        seen.depth -= 1
+
+
+def _fed(h: Any, fn: Any, seen: _Walk) -> None:
+    """_feed's body."""
+    if not isinstance(fn, (functools.partial, types.MethodType, types.FunctionType, type)) and \
+            isinstance(_call_of(type(fn)), types.FunctionType):
+        h.update(b"instance ")  # _value keys it (its class and state) and meets it once
+        _held(h, fn, f"the callable object {qualified(type(fn))}", seen)
         return
-    seen.add(id(fn))
+    again = seen.again(fn)
+    if again is not None:
+        h.update(again + qualified(fn).encode())
+        return
     if isinstance(fn, functools.partial):
         h.update(b"partial")
         _held(h, (fn.args, fn.keywords), f"an argument of {qualified(fn)}", seen)
@@ -137,10 +200,6 @@ def _feed(h: Any, fn: Any, seen: set[int]) -> None:
         _function(h, fn, seen)
     elif isinstance(fn, type):
         _class(h, fn, seen)
-    elif isinstance(_call_of(type(fn)), types.FunctionType):
-        h.update(b"instance ")
-        seen.discard(id(fn))  # _value keys it (its class and state) and guards the cycle again
-        _held(h, fn, f"the callable object {qualified(type(fn))}", seen)
     else:  # a builtin, a C function or an object whose call is not Python code
         _opaque(h, fn)
 
@@ -157,7 +216,7 @@ def _opaque(h: Any, fn: Any) -> None:
     h.update(b"opaque " + qualified(fn).encode())
 
 
-def _held(h: Any, value: Any, where: str, seen: set[int], names: frozenset[str] = frozenset()) -> None:
+def _held(h: Any, value: Any, where: str, seen: _Walk, names: frozenset[str] = frozenset()) -> None:
     """Hash `value`; one that cannot be keyed is keyed by its type and warned about once, naming `where`."""
     try:
         _value(h, value, seen, names)
@@ -169,7 +228,7 @@ def _held(h: Any, value: Any, where: str, seen: set[int], names: frozenset[str] 
                           "an instance of your own class holding those")
 
 
-def _function(h: Any, fn: types.FunctionType, seen: set[int]) -> None:
+def _function(h: Any, fn: types.FunctionType, seen: _Walk) -> None:
     version = None if in_package(fn) else library_version(fn.__module__)
     if in_package(fn) or version:  # the package: code_digest covers it; a library: its version does
         h.update(f"library {qualified(fn)} {version}".encode())
@@ -194,7 +253,7 @@ def _function(h: Any, fn: types.FunctionType, seen: set[int]) -> None:
             _held(h, fn.__globals__[name], f"the global {name!r} of {qualified(fn)}", seen, names)
 
 
-def _class(h: Any, cls: type, seen: set[int]) -> None:
+def _class(h: Any, cls: type, seen: _Walk) -> None:
     h.update(b"class " + qualified(cls).encode())
     version = None if in_package(cls) else library_version(cls.__module__)
     if in_package(cls) or version:
@@ -216,19 +275,29 @@ def _class(h: Any, cls: type, seen: set[int]) -> None:
         _opaque(h, cls)
 
 
-def _value(h: Any, value: Any, seen: set[int], names: frozenset[str]) -> None:
-    """A value by what it holds (the module doc's list); raises _Unkeyable for anything else."""
+def _value(h: Any, value: Any, seen: _Walk, names: frozenset[str]) -> None:
+    """A value by what it holds (the module doc's list); raises _Unkeyable for anything else, and
+    for a value nested more than DEPTH levels deep."""
     if isinstance(value, SIMPLE):
         h.update(f"{type(value).__name__}:{value!r}".encode())
         return
     if isinstance(value, (types.FunctionType, type, functools.partial, types.MethodType,
                           types.BuiltinFunctionType)):
-        _feed(h, value, seen)  # its own cycle guard
+        _feed(h, value, seen)  # meets it itself, a level deeper
         return
-    if id(value) in seen:
-        h.update(b"<seen>")
+    seen.enter(value)
+    try:
+        _nested(h, value, seen, names)
+    finally:
+        seen.depth -= 1
+
+
+def _nested(h: Any, value: Any, seen: _Walk, names: frozenset[str]) -> None:
+    """_value for a value that is neither SIMPLE nor a function or class: one level deeper."""
+    again = seen.again(value)
+    if again is not None:
+        h.update(again)
         return
-    seen.add(id(value))
     if isinstance(value, enum.Enum):
         h.update(f"enum {qualified(type(value))}.{value.name}".encode())
         _value(h, value.value, seen, names)
@@ -237,15 +306,13 @@ def _value(h: Any, value: Any, seen: set[int], names: frozenset[str]) -> None:
         for item in value:
             _value(h, item, seen, names)
     elif isinstance(value, dict):
-        h.update(f"dict[{len(value)}]".encode())
-        for key, item in value.items():
-            _value(h, key, seen, names)
-            _value(h, item, seen, names)
+        _items(h, value, seen, names)
     elif isinstance(value, (set, frozenset)):
-        parts = []
-        for item in value:  # a set's order depends on the process: its items' digests are sorted
+        parts, mark = [], len(seen.order)
+        for item in value:  # a set's order depends on the process: each item is keyed on its own, sorted
             one = hashlib.sha256()
             _value(one, item, seen, names)
+            seen.forget_since(mark)  # so what one item met does not change how another is keyed
             parts.append(one.hexdigest())
         h.update(f"{type(value).__name__}{sorted(parts)}".encode())
     elif isinstance(value, re.Pattern):
@@ -257,12 +324,20 @@ def _value(h: Any, value: Any, seen: set[int], names: frozenset[str]) -> None:
         _feed(h, type(value), seen)  # an instance of your own class: the class and its state
         state = ({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
                  if dataclasses.is_dataclass(value) else vars(value))
-        _value(h, state, seen, names)
+        _items(h, state, seen, names)
     else:
         raise _Unkeyable(f"a {qualified(type(value))}")
 
 
-def _module(h: Any, module: types.ModuleType, seen: set[int], names: frozenset[str]) -> None:
+def _items(h: Any, mapping: dict, seen: _Walk, names: frozenset[str]) -> None:
+    """A dict's (or an instance's attributes') keys and values, in order."""
+    h.update(f"dict[{len(mapping)}]".encode())
+    for key, item in mapping.items():
+        _value(h, key, seen, names)
+        _value(h, item, seen, names)
+
+
+def _module(h: Any, module: types.ModuleType, seen: _Walk, names: frozenset[str]) -> None:
     """A module a function reads attributes of: a library's or the package's by its name and
     version, your own by every attribute of it whose name the function's code reads."""
     name = module.__name__

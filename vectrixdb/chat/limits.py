@@ -6,6 +6,7 @@ within what the service allows instead of learning it from 429s. When a 429 gets
 holds off for the wait the service asked for (or a backoff) and the number in flight is halved; it
 creeps back up by one after a run of successes (additive increase, multiplicative decrease).
 Tokens per minute count an estimate when a request is sent and its real usage once it is known.
+A request that waits for its slot can be called off (`slot(check=...)`: Ctrl-C in an ask_many).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Callable, Iterator
 from vectrixdb.errors import BadInput
 
 WINDOW = 60.0
+POLL = 0.25  # seconds between a waiting request's checks (slot's `check`)
 
 
 class Limiter:
@@ -54,10 +56,19 @@ class Limiter:
         return 0.0
 
     @contextmanager
-    def slot(self, tokens: int = 0) -> Iterator[list[float]]:
-        """Hold one request slot; yields the ledger entry whose token count `settle` corrects."""
+    def slot(self, tokens: int = 0, *, check: Callable[[], None] | None = None) -> Iterator[list[float]]:
+        """Hold one request slot; yields the ledger entry whose token count `settle` corrects.
+        `check` is called before the slot is taken and at least every POLL seconds while waiting for
+        it; what it raises gives the wait up (an abandoned batch sends nothing more)."""
         with self._cond:
-            while (wait := self._wait_needed(tokens)) != 0.0:
+            while True:
+                if check is not None:
+                    check()
+                wait = self._wait_needed(tokens)
+                if wait == 0.0:
+                    break
+                if check is not None:
+                    wait = POLL if wait is None else min(wait, POLL)
                 self._cond.wait(timeout=None if wait is None else max(wait, 0.001))
             self._in_flight += 1
             entry = [self._clock(), float(tokens)]

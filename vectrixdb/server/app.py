@@ -41,7 +41,9 @@ log = logging.getLogger("vectrixdb.server")
 
 
 class Cache:
-    """The last few completed runs and their figures: a completed run never changes."""
+    """The last few completed runs and their figures: a completed run never changes, but it can be
+    deleted or replaced on disk, so each answer from the cache first checks that its report.json is
+    still the one read (Runs.stamp): a run removed is NotFound (404), one rewritten is read again."""
 
     def __init__(self, runs: Runs, size: int = 16):
         self.runs, self.size, self.lock = runs, size, threading.Lock()
@@ -49,10 +51,22 @@ class Cache:
 
     def get(self, run_id: str) -> dict:
         with self.lock:
-            if run_id in self.items:
-                self.items.move_to_end(run_id)
-                return self.items[run_id]
-        entry = {"report": self.runs.load(run_id), "figures": None}
+            entry = self.items.get(run_id)
+        if entry is not None:
+            if self.runs.stamp(entry["ref"]) == entry["stamp"]:
+                with self.lock:
+                    if run_id in self.items:
+                        self.items.move_to_end(run_id)
+                return entry
+            with self.lock:
+                self.items.pop(run_id, None)
+            self.runs.forget(run_id)
+        ref = self.runs.ref(run_id)
+        stamp = self.runs.stamp(ref)
+        if stamp is None:
+            self.runs.forget(run_id)
+            raise NotFound(f"no run {run_id!r} in this folder (it was removed)")
+        entry = {"report": self.runs.load(run_id), "figures": None, "ref": ref, "stamp": stamp}
         if entry["report"].meta.get("status") == "completed":
             with self.lock:
                 self.items[run_id] = entry
@@ -76,6 +90,9 @@ def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | No
     `hosts` the Host names it answers to (server/guard.py; default: the loopback names)."""
     from vectrixdb.export import certify
 
+    from vectrixdb.evaluation.runs import kinds
+
+    kinds.declared()  # a VECTRIXDB_KINDS module that fails is refused now, naming it, not at the first request
     runs = Runs(folder)
     rules, source = certify.load_sla(sla)
     site = Site(runs, Cache(runs), rules, source)

@@ -115,6 +115,23 @@ class Runs:
             raise NotFound(f"no run {run_id!r} in this folder")
         return self._refs[run_id]
 
+    def stamp(self, ref: Ref) -> tuple | None:
+        """What says a run's report.json is the one read: its size and modification time (an object
+        store's ETag where it gives no time); None when it is gone (the run was removed)."""
+        fs, inner = io.filesystem(ref.path)
+        try:
+            info = fs.info(inner)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return (info.get("size"), info.get("mtime") or info.get("LastModified") or info.get("last_modified")
+                or info.get("ETag") or info.get("etag"))
+
+    def forget(self, run_id: str) -> None:
+        """Drop what is kept of a run (it was removed or rewritten): the next listing reads it afresh."""
+        with self._lock:
+            self._final.pop(run_id, None)
+            self._refs.pop(run_id, None)
+
     def load(self, run_id: str):
         """The listed run as its Report (through load_run, so dead runs read as failed)."""
         from vectrixdb.evaluation.runs.store import load_run

@@ -35,7 +35,7 @@ imports once each: BUILTIN (server/pages_builtin.py, the built-in pages, declare
 the package's own page modules in MODULES, and the modules the VECTRIXDB_PAGES setting names
 (comma-separated, outside the package: `VECTRIXDB_PAGES=mypkg.latency_page vectrixdb serve runs/`).
 A module named there that cannot be imported, or raises anything while it is imported (a syntax
-error, a clash), is refused, naming it, where it was named and the error; the pages it registered
+error, a clash, a SystemExit from an argparse run at import), is refused, naming it, where it was named and the error; the pages it registered
 before failing are taken out again, so none of it is served, and a retry imports it afresh.
 """
 from __future__ import annotations
@@ -152,6 +152,8 @@ def unregister_page(name: str) -> None:
 
 def declared() -> dict[str, Page]:
     """PAGES after importing (once each) BUILTIN, MODULES and the modules VECTRIXDB_PAGES names."""
+    from vectrixdb.evaluation.runs.kinds import failure
+
     named = [(BUILTIN, "registry.BUILTIN")] + [(m, "registry.MODULES") for m in MODULES]
     named += [(m.strip(), SETTING) for m in os.environ.get(SETTING, "").split(",") if m.strip()]
     for module, where in named:
@@ -161,11 +163,11 @@ def declared() -> dict[str, Page]:
         before = set(PAGES)
         try:
             importlib.import_module(module)
-        except Exception as exc:  # noqa: BLE001 - any failure: the module's pages are taken out, it is named
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure, an exit too: its pages go, it is named
             _imported.discard(module)
             for name in set(PAGES) - before:  # half a module's pages are none of them: nothing of it is served
                 PAGES.pop(name)
-            raise BadInput(f"{where} names {module!r}, which cannot be imported ({type(exc).__name__}: {exc}); "
+            raise BadInput(f"{where} names {module!r}, which cannot be imported ({failure(exc)}); "
                            "name a module that declares dashboard pages") from None
     return PAGES
 

@@ -105,17 +105,14 @@ def compare_chunking(documents: Any, golden: Questions, *, budget: int = 6000, t
 
 def _finish(live: Any, report: Report, folder: str) -> None:
     """The completed run: its per-question outcomes as questions.csv (as Report.save writes), then report.json."""
-    import io as _io
-
     from vectrixdb import io
+    from vectrixdb.evaluation.runs.questions_csv import to_csv
     from vectrixdb.evaluation.runs.report import kind_of
 
     per_question = report.tables.get(kind_of("chunking").questions)
-    if per_question is not None:
-        buffer = _io.StringIO()
-        per_question.to_csv(buffer)
+    if per_question is not None:  # text cells guarded against spreadsheet formulas (runs/questions_csv.py)
         io.write_new(io.join(folder, kind_of("chunking").folder, "runs", live.run_id, "questions.csv"),
-                     buffer.getvalue())
+                     to_csv(per_question))
     live.write(report, "completed")
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from vectrixdb.evaluation.golden.questions import Question, label_document, split_label
+from vectrixdb.evaluation.golden.questions import Question, label_document, refuse_unencodable, split_label
 from vectrixdb.roles import Collection
 
 
@@ -45,12 +45,23 @@ def _contexts(q: Question, db: Any, kept: dict) -> list[str]:
         if found is None:
             continue
         if doc != document:  # a chunk id
-            out += [c["text"] for c in db.chunks([document]) if c["chunk_id"] == label]
+            out += [c["text"] for c in _chunks(db, kept) if c["doc_id"] == document and c["chunk_id"] == label]
         elif page is not None and 1 <= page <= len(found.pages):
             out.append(found.page_text(page))
         elif page is None and len(found.pages) <= 1:
             out.append(found.markdown)
     return out
+
+
+def _chunks(db: Any, kept: dict) -> list[dict]:
+    """Every chunk the collection shows, listed once per file written: a principal's view takes no
+    doc_ids (it lists what its principal may see), so the caller picks a document's chunks itself."""
+    if _CHUNKS not in kept:
+        kept[_CHUNKS] = db.chunks()
+    return kept[_CHUNKS]
+
+
+_CHUNKS = object()  # the key of the chunk list among `kept`'s documents (no document id is this object)
 
 
 def ours(q: Question) -> dict:
@@ -86,13 +97,19 @@ def deepeval_rows(questions: Iterable[Question], db: Collection | None = None) -
 
 def save_ragas(questions: Iterable[Question], path: str, db: Collection | None = None) -> str:
     """Write questions as a ragas JSONL test set (module docstring); never over an existing file."""
-    lines = [json.dumps(r, ensure_ascii=False) for r in ragas_rows(questions, db)]
+    questions = list(questions)
+    rows = ragas_rows(questions, db)
+    refuse_unencodable(path, rows, questions)
+    lines = [json.dumps(r, ensure_ascii=False) for r in rows]
     return _write(path, "\n".join(lines) + "\n" if lines else "")
 
 
 def save_deepeval(questions: Iterable[Question], path: str, db: Collection | None = None) -> str:
     """Write questions as DeepEval goldens, one JSON array (module docstring); never over an existing file."""
-    return _write(path, json.dumps(deepeval_rows(questions, db), ensure_ascii=False, indent=4) + "\n")
+    questions = list(questions)
+    rows = deepeval_rows(questions, db)
+    refuse_unencodable(path, rows, questions)
+    return _write(path, json.dumps(rows, ensure_ascii=False, indent=4) + "\n")
 
 
 def _write(path: str, text: str) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 
 from vectrixdb.errors import BadInput, BadType
-from vectrixdb.evaluation.golden.questions import Question, bedrock_problems, from_bedrock, is_bedrock
+from vectrixdb.evaluation.golden.questions import (UNENCODABLE, Question, bedrock_problems, from_bedrock, is_bedrock,
+                                                   unencodable)
 from vectrixdb.roles import Collection, Questions
 
 
@@ -45,6 +46,9 @@ def load_questions(path: str, collection: Collection | None = None, *, by: str =
     for n, _text, row in rows_of(path):
         if isinstance(row, ValueError):
             raise BadInput(f"{path}, line {n}: {row}") from None
+        field = unencodable(row)
+        if field:  # refused as it is read, not when a file holding it is written
+            raise BadInput(f"{path}, line {n}, {field}: {UNENCODABLE}")
         anchor = is_ragas(row) or is_deepeval(row)
         if is_foreign(row):
             problems = foreign_problems(row)

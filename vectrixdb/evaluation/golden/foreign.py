@@ -23,6 +23,12 @@ import os
 from typing import Any, Iterator
 
 VECTA_FIELDS = ("chunk_ids", "page_nums", "source_paths", "doc_names")
+# A Vecta CSV field (an answer, a list of chunk ids) may hold up to FIELD_LIMIT characters; a longer
+# one is an error naming its line and column. csv's own limit (131,072 by default, a raw csv.Error
+# past it) is raised for the process to CSV_LIMIT, the most it takes: the file is in memory whole
+# anyway, so the bound that names the field is ours.
+FIELD_LIMIT = 1 << 20
+CSV_LIMIT = (1 << 31) - 1
 VECTA_COLUMNS = {"question", "answer"}
 
 
@@ -117,7 +123,8 @@ def rows_of(path: str, problems: list | None = None) -> Iterator[tuple[int, str,
     """(line, text, row) for each row of a golden file: JSON Lines (row is the parsed value, or the
     ValueError that says why the line is not one), one JSON array (a file whose first line begins
     with `[`, unless it is JSON Lines of arrays: each element, with the line it begins on), or a
-    Vecta CSV, recognised by its header (row is a dict of the columns; line is where the record begins)."""
+    Vecta CSV, recognised by its header (row is a dict of the columns; line is where the record begins;
+    a field over FIELD_LIMIT characters is a BadInput naming its column)."""
     from vectrixdb.errors import BadInput
     from vectrixdb.evaluation.golden.questions import iter_rows, parse_row
 
@@ -235,12 +242,23 @@ def _vecta_csv(path: str, problems: list | None) -> Iterator[tuple[int, str, Any
             raise BadInput(f"{path}, line {line}: not UTF-8") from None
         problems.append((line, "not UTF-8; the CSV is not read past it"))
         text = data[:exc.start].decode("utf-8-sig", errors="ignore").rsplit("\n", 1)[0]
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_LIMIT))
     reader = csv.reader(_io.StringIO(text, newline=""))
     header = next(reader)
     start = reader.line_num + 1
-    for values in reader:
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # a NUL byte, a field past even CSV_LIMIT: the CSV cannot be read on
+            yield start, "", BadInput(f"not a CSV record ({exc}); the file is not read past it")
+            return
         if any(v.strip() for v in values):
             row = dict(zip(header, values))
-            yield start, ",".join(values)[:200], (row if len(values) == len(header) else ValueError(
-                f"{len(values)} values for the {len(header)} columns of the header"))
+            long = next((name for name, v in row.items() if len(v) > FIELD_LIMIT), None)
+            yield start, ",".join(values)[:200], (
+                BadInput(f"{long}: {len(row[long]):,} characters, over the {FIELD_LIMIT:,} a field may hold") if long
+                else row if len(values) == len(header)
+                else BadInput(f"{len(values)} values for the {len(header)} columns of the header"))
         start = reader.line_num + 1

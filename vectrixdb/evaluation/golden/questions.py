@@ -174,11 +174,46 @@ def anchor_problem(label: str) -> str | None:
 
 
 def save_questions(questions: Iterable[Question], path: str) -> str:
-    """Write questions as a golden JSONL file; never over an existing file."""
+    """Write questions as a golden JSONL file; never over an existing file. A row holding text UTF-8
+    cannot hold is refused, naming it, before anything is written (refuse_unencodable)."""
     from vectrixdb.io import write_new
 
-    lines = [json.dumps(q.to_json(), ensure_ascii=False) for q in questions]
+    questions = list(questions)
+    rows = [q.to_json() for q in questions]
+    refuse_unencodable(path, rows, questions)
+    lines = [json.dumps(row, ensure_ascii=False) for row in rows]
     return write_new(path, "\n".join(lines) + "\n" if lines else "")
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+UNENCODABLE = ("holds a lone surrogate (a \\ud800-\\udfff escape that is not half of a pair), which is not a "
+               "character and cannot be written as UTF-8; mend the text where it came from")
+
+
+def unencodable(value: Any, field: str = "") -> str | None:
+    """Where in a parsed row (a dotted field, list items by index) the first text lies that UTF-8
+    cannot hold: a lone surrogate, which JSON's \\u escapes can spell and Python keeps; else None."""
+    if isinstance(value, str):
+        return (field or "value") if SURROGATE.search(value) else None
+    items: Iterable[tuple[Any, Any]] = (value.items() if isinstance(value, dict) else
+                                        enumerate(value) if isinstance(value, (list, tuple)) else ())
+    for key, item in items:
+        shown = str(key).encode("utf-8", "backslashreplace").decode("utf-8")  # a key may hold one itself
+        name = f"{field}[{key}]" if isinstance(key, int) else f"{field}.{shown}" if field else shown
+        found = unencodable(key, name) or unencodable(item, name)
+        if found:
+            return found
+    return None
+
+
+def refuse_unencodable(path: str, rows: list[dict], questions: list[Question]) -> None:
+    """BadInput naming `path`, the row (and the line it was read from) and the field of the first
+    row holding text UTF-8 cannot hold; called before a file is written, so nothing of it is."""
+    for n, (row, q) in enumerate(zip(rows, questions), start=1):
+        field = unencodable(row)
+        if field:
+            read = f" (line {q.line} where it was read)" if q.line else ""
+            raise BadInput(f"{path}: row {n}{read}, {field}: {UNENCODABLE}")
 
 
 def is_bedrock(row: dict) -> bool:

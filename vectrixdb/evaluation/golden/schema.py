@@ -29,7 +29,8 @@ from typing import Any
 
 from vectrixdb.evaluation.golden.foreign import foreign_row, is_foreign, rows_of
 from vectrixdb.evaluation.golden.label_check import Finding  # defined below schema.py, handed out here too
-from vectrixdb.evaluation.golden.questions import Question, anchor_problem, bedrock_problems, from_bedrock, is_bedrock, loose_page, split_label
+from vectrixdb.evaluation.golden.questions import (UNENCODABLE, Question, anchor_problem, bedrock_problems, from_bedrock,
+                                                   is_bedrock, loose_page, split_label, unencodable)
 from vectrixdb.roles import Collection
 
 
@@ -158,6 +159,10 @@ def check_golden(path: str, db: Collection | None = None) -> GoldenCheck:
             check.findings.append(Finding(line, None, "error", str(row)))
             continue
         objects += isinstance(row, dict)
+        field = unencodable(row)
+        if field:
+            check.findings.append(Finding(line, field, "error", UNENCODABLE))
+            continue
         duplicates = getattr(row, "duplicates", ())
         check.findings += [Finding(line, key, "error", f"{key!r} is given twice in this row; only the last would count")
                            for key in duplicates]

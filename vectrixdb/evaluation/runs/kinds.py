@@ -218,13 +218,21 @@ def declared() -> dict[str, Kind]:
         before = set(KINDS)
         try:
             importlib.import_module(module)
-        except Exception as exc:  # noqa: BLE001 - any failure: its kinds are taken out, the module is named
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure, an exit too: its kinds go, it is named
             _imported.discard(module)
             for name in set(KINDS) - before:
                 KINDS.pop(name)
-            raise BadInput(f"{where} names {module!r}, which cannot be imported ({type(exc).__name__}: {exc}); "
+            raise BadInput(f"{where} names {module!r}, which cannot be imported ({failure(exc)}); "
                            "name a module that declares report kinds") from None
     return KINDS
+
+
+def failure(exc: BaseException) -> str:
+    """An extension module's failure at import in words: a SystemExit (an argparse run at import, a
+    sys.exit) says the module tried to end the program, with its status."""
+    if isinstance(exc, SystemExit):
+        return f"it exits while being imported (SystemExit {exc.code!r}): a module run as a script at import?"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def register(kind: Kind) -> Kind:

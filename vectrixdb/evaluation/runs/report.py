@@ -107,11 +107,14 @@ class Report(dict):
 
     def save(self, folder: str) -> str:
         """Save as <folder>/<kind's folder>/runs/<run id>/report.json (plus questions.csv, the
-        per-question table, for people, and header.json, what a listing reads); never over another
-        run. A report reading would refuse (saved.py's checks) is refused before anything is written,
-        naming the field; a unit its kind declares for a name the run lacks adds a warning. Returns the run id."""
+        per-question table, for people, guarded against spreadsheet formulas: runs/questions_csv.py;
+        and header.json, what a listing reads); never over another run. The run's folder is written
+        whole or not at all (io.write_folder: a full disk is an IOFailure and leaves nothing). A report
+        reading would refuse (saved.py's checks) is refused before anything is written, naming the
+        field; a unit its kind declares for a name the run lacks adds a warning. Returns the run id."""
         from vectrixdb import io
 
+        from vectrixdb.evaluation.runs import questions_csv
         from vectrixdb.evaluation.runs.saved import check_head, check_tables
 
         spec = kind_of(self.kind)
@@ -129,12 +132,9 @@ class Report(dict):
         if reason:
             raise BadInput(f"{self.kind} report {run_id} not saved: it could not be read back, since {reason}")
         per_question = self.frame if spec.questions == "frame" else self.tables.get(spec.questions or "")
-        if per_question is not None:
-            buffer = _io.StringIO()
-            per_question.to_csv(buffer)
-            io.write_new(io.join(base, "questions.csv"), buffer.getvalue())
-        io.write_new(io.join(base, "report.json"), body)
-        io.write_new(io.join(base, HEADER), self.header_json() + "\n")  # after the body: a header names a whole run
+        files = [] if per_question is None else [("questions.csv", questions_csv.to_csv(per_question))]
+        files += [("report.json", body), (HEADER, self.header_json() + "\n")]  # after the body: a header names a whole run
+        io.write_folder(base, files)  # all or nothing: a full disk leaves no half run
         return run_id
 
     def header_json(self) -> str:

@@ -40,6 +40,8 @@ def list_runs(folder: str, kind: str | None = None):
     rows = []
     for sub in _folders(kind):
         for run_id in io.listdir(io.join(folder, sub, "runs")):
+            if run_id.startswith("."):  # a run being written (io.write_folder's hidden folder), not yet a run
+                continue
             base = io.join(folder, sub, "runs", run_id)
             def read(name: str, b: str = base) -> bytes | None:  # b: this run's folder, bound now
                 return _read(io.join(b, name))
@@ -63,7 +65,7 @@ def unregistered_runs(folder: str) -> list[dict[str, Any]]:
         if sub in claimed:
             continue
         for run_id in io.listdir(base):
-            kind = _kind_named(io.join(base, run_id))
+            kind = None if run_id.startswith(".") else _kind_named(io.join(base, run_id))
             if kind is not None:
                 found[(kind, base)] = found.get((kind, base), 0) + 1
     return [{"kind": kind, "runs": n, "where": where, "note": unregistered_note(kind, n, where)}

@@ -91,3 +91,33 @@ def test_a_read_only_collection_is_searched_and_a_write_names_the_folder(small_d
     with pytest.raises(IOFailure, match=str(small_disk / "c")):
         db.delete_document("d1")
     assert snapshot(db) == before
+
+
+def test_a_run_saved_onto_a_full_disk_leaves_nothing_and_names_the_file(small_disk):
+    from vectrixdb.evaluation import Question, retrieval_report
+
+    questions = [Question(f"question {i}?", None, [f"d{i}"], f"q{i}") for i in range(40)]
+    retriever = lambda q: [f"d{i}" for i in range(30)]  # noqa: E731
+    kept = retrieval_report(retriever, questions, save_to=str(small_disk / "runs"))["run_id"]
+    before = sorted(p.relative_to(small_disk) for p in small_disk.rglob("*"))
+    fill(small_disk)
+    with pytest.raises(IOFailure, match=str(small_disk / "runs")):
+        retrieval_report(retriever, questions, save_to=str(small_disk / "runs"))
+    assert sorted(p.relative_to(small_disk) for p in small_disk.rglob("*") if p.name != "filler") == before
+    from vectrixdb.evaluation import load_run
+
+    assert load_run(str(small_disk / "runs"), kept)["questions"] == 40  # the earlier run is whole
+
+
+def test_an_export_onto_a_full_disk_leaves_no_file_and_names_it(small_disk, tmp_path):
+    from vectrixdb.evaluation import Question, retrieval_report
+    from vectrixdb.export.files import export_run
+
+    questions = [Question(f"question {i}?", None, [f"d{i}"], f"q{i}") for i in range(5)]
+    run = retrieval_report(lambda q: ["d1", "d2", "d3"], questions, save_to=str(tmp_path / "runs"))["run_id"]
+    fill(small_disk)
+    for option in ("pdf", "html"):
+        target = small_disk / f"certificate.{option}"
+        with pytest.raises(IOFailure, match=str(target)):
+            export_run(run, str(tmp_path / "runs"), **{option: str(target)})
+        assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]

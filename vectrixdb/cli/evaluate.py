@@ -92,7 +92,8 @@ def register(app: typer.Typer, open_collection) -> None:
 
     @app.command("report")
     def report_cmd(name: str, golden: str = typer.Option(..., help="golden file"),
-                   by: str = typer.Option("doc", help="grain: doc, page, chunk or evidence"),
+                   by: Optional[str] = typer.Option(None, help="grain: doc, page, chunk or evidence (default: what "
+                                                    "the labels name; page when a row names a page)"),
                    k: List[int] = typer.Option([1, 3, 5, 10], "--k", "-k", help="cut-off (repeat for several)"),
                    mode: str = typer.Option("dense", help="search mode"),
                    as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
@@ -121,7 +122,7 @@ def register(app: typer.Typer, open_collection) -> None:
 
     @app.command("evaluate")
     def evaluate_cmd(name: str, golden: str = typer.Option(..., help="golden file"),
-                     by: str = typer.Option("doc", help="grain"),
+                     by: Optional[str] = typer.Option(None, help="grain (default: what the labels name)"),
                      k: List[int] = typer.Option([1, 3, 5, 10], "--k", "-k", help="cut-off (repeat for several)"),
                      as_json: bool = typer.Option(False, "--json", help="print the table as JSON"),
                      fail_under: List[str] = typer.Option([], help="NAME=NUMBER for the best setup (repeatable)"),
@@ -211,15 +212,18 @@ def report_text(report) -> str:
     ci = report.get("ci") or {}
     search = report.get("search") or {}
     how = ", ".join(f"{key}={value}" for key, value in {"mode": "dense", **search}.items())
-    lines = [f"{plural(report['questions'], 'question')} by {report['by']} ({report['unlabelled']} unlabelled); "
-             f"mrr@{report['depth']} {report['mrr']:.4f}; searched with {how}"]
-    lines.append(f"{'k':>4}  {'recall':>22}  {'ndcg':>22}  {'precision':>9}  {'hit_rate':>8}")
+    lines = [f"{plural(report['questions'], 'question')} by {report['by']}{_grain_source(report)} "
+             f"({report['unlabelled']} unlabelled); mrr@{report['depth']} {report['mrr']:.4f}; searched with {how}"]
+    lines += cannot_fail_lines(report)
+    lines.append(f"{'k':>4}  {'recall [95% CI]':>22}  {'ndcg [95% CI]':>22}  {'precision':>9}  {'hit_rate':>8}")
     for k in ks:
         cell = lambda family, k=k: _with_ci(report[family][k], (ci.get(family) or {}).get(k))  # noqa: E731
         lines.append(f"{k:>4}  {cell('recall'):>22}  {cell('ndcg'):>22}  {report['precision'][k]:>9.4f}  "
                      f"{report['hit_rate'][k]:>8.4f}")
+    lines.append("[low, high]: 95% percentile bootstrap interval over questions")
     for warning in report.get("warnings") or []:
-        lines.append(f"warning: {warning}")
+        if not warning.startswith("cannot fail:"):  # shown above the figures
+            lines.append(f"warning: {warning}")
     if report.get("misses"):
         lines.append(f"misses: {plural(len(report['misses']), 'question')} with no right result in the top {ks[-1]}")
     for miss in report.get("misses") or []:
@@ -229,6 +233,16 @@ def report_text(report) -> str:
         lines.append(f"miss {miss['id']}: {miss['question'][:70]!r} expected {', '.join(miss['expected'])}; "
                      f"got {got}{later}")
     return "\n".join(lines)
+
+
+def _grain_source(report) -> str:
+    return " (from the labels)" if report.get("by_from", "asked") != "asked" else ""
+
+
+def cannot_fail_lines(report) -> list[str]:
+    """What makes a report's figures unable to come out low, above them, so nobody ships them."""
+    return [f"CANNOT FAIL: {reason}. These figures say nothing about the retriever."
+            for reason in report.get("cannot_fail") or []]
 
 
 def aligned(header: list[str], rows: list[list[str]], right: set[int] | frozenset[int] = frozenset()) -> list[str]:
@@ -254,6 +268,7 @@ def evaluate_text(table) -> str:
     lines = [f"{table.get('setups', len(frame))} search setups on {plural(table['questions'], 'question')} by "
              f"{table.get('by')}; k = {', '.join(map(str, ks))}; mrr to rank {table.get('depth')}; "
              "[low, high]: 95% bootstrap interval over questions; the best by {quality}".format(quality=quality)]
+    lines += cannot_fail_lines(table)
     figures = [c for c in frame.columns if c not in ("mode", "vectors", "rerank", "median_ms", "p95_ms")
                and not str(c).endswith((" low", " high"))]
     header = ["mode", "vectors", "rerank"] + [f"{c} [95% CI]" if f"{c} low" in frame else c for c in figures] + \
@@ -268,7 +283,7 @@ def evaluate_text(table) -> str:
         cells += [f"{row['median_ms']:.1f}", f"{row['p95_ms']:.1f}"]
         rows.append(cells)
     lines += aligned(header, rows, right=set(range(3, len(header))))
-    lines += [f"warning: {w}" for w in table.get("warnings") or []]
+    lines += [f"warning: {w}" for w in table.get("warnings") or [] if not w.startswith("cannot fail:")]
     for pick, why in (("best", "highest quality"), ("fastest_close", "fastest within 0.01 of the best"),
                       ("best_per_ms", "most quality per millisecond")):
         row = table[pick]

@@ -65,7 +65,15 @@ GRADE_RULE = ("Grade: the mean of the run's figures that can reach 1 for every q
               "whichever the run has: A from 0.90, B from 0.80, C from 0.70, D from 0.60, F below. Set precision "
               "and F1@k are shown, not graded: their best is 2·min(k, R)/(k + R) for R expected items (0.18 for one "
               "at k = 10). A run that misses an applicable SLA threshold is graded C at best; a run that did not "
-              "complete is not graded. " + SUPPORT_RULE)
+              "complete is not graded, nor is one whose figures cannot fail (labels finer than the grain, every question "
+              "expecting every document the collection holds). " + SUPPORT_RULE)
+
+
+# How the two verdicts on a certificate relate, printed beside them (a grade D above "MEETS SLA" looked
+# like a contradiction): they answer different questions.
+SLA_AND_GRADE = ("The SLA verdict checks this run against the thresholds in force (yours, or the defaults); the "
+                 "grade rates the same figures on a fixed scale. A run can meet thresholds set below the grade "
+                 "bands and still grade D; missing an applicable threshold caps the grade at C.")
 
 
 def graded(name: str) -> bool:
@@ -90,6 +98,79 @@ def figures(report, *, aliases: bool = False) -> dict[str, float]:
     if aliases:
         out.update({name: out[resolved] for name in DEFAULT_SLA if (resolved := resolve(name, out)) and name not in out})
     return out
+
+
+def failless(report, figure: str) -> str | None:
+    """Why `figure` of this run cannot fail (the whole report's cannot_fail, or its level's in
+    cannot_fail_levels: `doc_f1@10` of a one-document store), None when it can."""
+    whole = report.get("cannot_fail") or []
+    if whole:
+        return "; ".join(whole)
+    levels = report.get("cannot_fail_levels") or {}
+    return levels.get(str(figure).split("_", 1)[0]) if isinstance(levels, dict) else None
+
+
+def attainable(report, figure: str) -> float | None:
+    """The best mean `figure` could reach on this run's labels (the mean over its questions of
+    measures' Family.best for each one's count of expected items), when that is below 1: set
+    precision and F1 at k, whose best with R expected items is min(k, R)/k and 2 min(k, R)/(k + R).
+    None for a figure that can reach 1 on every question, or when the run does not say R."""
+    from vectrixdb.evaluation.retrieval.measures import Family, family_of
+
+    family = family_of(figure)
+    k = figure.split("@", 1)[1] if "@" in figure else ""
+    if family is None or family.best is Family.best or not k.isdigit():
+        return None
+    counts = [r for r in _expected_counts(report, figure) if r > 0]
+    best = sum(family.best(int(k), r) for r in counts) / len(counts) if counts else None
+    return best if best is not None and best < 1 else None
+
+
+def best_per_question(report, figure: str) -> list[float] | None:
+    """Family.best for each question (aligned with the frame's rows), or None as attainable()."""
+    from vectrixdb.evaluation.retrieval.measures import Family, family_of
+
+    family = family_of(figure)
+    k = figure.split("@", 1)[1] if "@" in figure else ""
+    if family is None or family.best is Family.best or not k.isdigit():
+        return None
+    counts = _expected_counts(report, figure)
+    return [family.best(int(k), r) if r > 0 else 1.0 for r in counts] if counts else None
+
+
+def heat_value(figure: str, value: Any, row: Any) -> float | None:
+    """What a question's cell is coloured by: its score, or, for a figure whose best depends on the
+    question's labels (set precision and F1 at k), its share of that best (row: the question's
+    row, whose `<level> expected` or `expected_n` says how many items it expects); None for no colour
+    (not a number, or a coverage figure)."""
+    from vectrixdb.evaluation.retrieval.measures import Family, direction_of, family_of
+
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if number != number or direction_of(figure) != "higher":
+        return None
+    family, k = family_of(figure), figure.split("@", 1)[1] if "@" in figure else ""
+    if family is None or family.best is Family.best or not k.isdigit():
+        return number
+    level = figure.split("_", 1)[0]
+    expected = row.get(f"{level} expected" if level in ("doc", "page", "chunk") else "expected_n")
+    count = len(expected) if isinstance(expected, (list, tuple)) else int(expected) if _number(expected) else 0
+    return min(number / family.best(int(k), count), 1.0) if count else number
+
+
+def _expected_counts(report, figure: str) -> list[int]:
+    """How many items each question expects at the figure's level (`page_f1@10`: its expected pages;
+    `f1@10` of a retrieval report: its labels at the report's grain)."""
+    frame = getattr(report, "frame", None)
+    if frame is None:
+        return []
+    level = figure.split("_", 1)[0]
+    column = f"{level} expected" if level in ("doc", "page", "chunk") else "expected_n"
+    if column not in frame:
+        return []
+    return [len(x) if isinstance(x, (list, tuple)) else int(x) if _number(x) else 0 for x in frame[column]]
 
 
 def _number(v: Any) -> bool:
@@ -166,6 +247,10 @@ def compliance(report, sla: dict[str, dict[str, float]]) -> dict[str, Any]:
             why = f"does not apply ({figure} is in {unit}, not a 0..1 score)" if unit else "does not apply"
             rows.append({"figure": name, "rule": text, "actual": None, "verdict": why})
             continue
+        if failless(report, figure):  # met by any retriever: judging it would say nothing
+            rows.append({"figure": name, "rule": text, "actual": got[figure],
+                         "verdict": f"does not apply (cannot fail: {failless(report, figure)})"})
+            continue
         actual = got[figure]
         ok = ("min" not in rule or actual >= rule["min"]) and ("max" not in rule or actual <= rule["max"])
         shown = name if figure == name else f"{name}, read as {figure}"
@@ -174,6 +259,9 @@ def compliance(report, sla: dict[str, dict[str, float]]) -> dict[str, Any]:
     applicable = [r for r in rows if not r["verdict"].startswith("does not apply")]
     apart = len(rows) - len(applicable)
     rest = f"; {apart} do{'es' if apart == 1 else ''} not apply to {_what(report)}" if apart else ""
+    if report.get("cannot_fail"):  # thresholds on figures that cannot fail are met by any retriever
+        verdict = "SLA NOT JUDGED: these figures cannot fail (" + "; ".join(report["cannot_fail"]) + ")"
+        return {"rows": rows, "verdict": verdict, "met": False, "applicable": len(applicable), "not_applicable": apart}
     if not applicable:
         verdict = f"NO SLA THRESHOLD APPLIES (none of {len(rows)} applies to {_what(report)})"
     elif failed:
@@ -199,15 +287,28 @@ def grade(report, sla: dict[str, dict[str, float]]) -> dict[str, Any]:
     status = report.meta.get("status")
     if status != "completed":
         return {"letter": "–", "score": None, "why": f"not graded: the run is {status}", "graded": {}}
+    flags = report.get("cannot_fail") or []
+    if flags:  # a figure that cannot fail grades nothing: an A here would only say the test was empty
+        return {"letter": "–", "score": None, "graded": {},
+                "why": "not graded: these figures cannot fail (" + "; ".join(flags) + ")"}
     got = figures(report)
     extra = _kind(report).grades  # figures the kind declares gradable (each can reach 1 for every question)
     kind = _kind(report)
-    quality = {k: v for k, v in got.items() if (graded(k) or k.split("@")[0] in extra) and not kind.unit_of(k)}
+    quality = {k: v for k, v in got.items() if (graded(k) or k.split("@")[0] in extra) and not kind.unit_of(k)
+               and not failless(report, k)}
     if not quality:
-        return {"letter": "–", "score": None, "why": "not graded: the run has no graded figure", "graded": {}}
+        why = "; ".join(dict.fromkeys(r for k in got if (r := failless(report, k))))
+        return {"letter": "–", "score": None, "graded": {},
+                "why": "not graded: the run has no graded figure" + (f" that can fail ({why})" if why else "")}
     score = sum(quality.values()) / len(quality)
     letter = next((letter for floor, letter in LETTERS if score >= floor), "F")
-    why = f"mean of {len(quality)} graded figure(s) ({', '.join(f'{k} {v:.3f}' for k, v in quality.items())}) = {score:.3f}"
+    best = report.get("best")
+    setup = ""
+    if isinstance(best, dict) and "mode" in best:  # an evaluate run is graded on its best setup: say which
+        from vectrixdb.evaluation.runs.kinds_builtin import best_text
+
+        setup = f"the best setup, {best_text(best)}: "
+    why = f"{setup}mean of {len(quality)} graded figure(s) ({', '.join(f'{k} {v:.3f}' for k, v in quality.items())}) = {score:.3f}"
     sla_check = compliance(report, sla)
     if sla_check["verdict"].startswith("FAILS") and letter in ("A", "B"):
         letter, why = "C", why + "; capped at C because an SLA threshold was missed"

@@ -47,7 +47,8 @@ def certificate(report, sla: Any = None, figures: list[dict[str, Any]] | None = 
     for row in check["rows"]:
         row["actual_text"] = views.fmt(row["actual"])
     kind = kind_of(report.kind)
-    headline = [figure_row(k, v, kind.unit_of(k)) for k, v in certify.figures(report, aliases=False).items()]
+    headline = [figure_row(k, v, kind.unit_of(k), certify.attainable(report, k)) if not certify.failless(report, k)
+                else (k, f"{views.fmt(v)} (cannot fail)", None) for k, v in certify.figures(report, aliases=False).items()]
     headline += _unjudged_rows(report)
     heatmap = None
     table = views.question_table(report)
@@ -57,17 +58,21 @@ def certificate(report, sla: Any = None, figures: list[dict[str, Any]] | None = 
         units = [kind.unit_of(c) for c in columns]
         shown = table.head(MAX_HEATMAP_ROWS)
         heatmap = {"columns": [str(c) for c in columns], "units": units,
-                   "note": f"{len(shown)} of {len(table)} questions; scores red 0, green 1, grey undefined"
+                   "note": f"{len(shown)} of {len(table)} questions; scores red 0, green 1, grey undefined; "
+                           "precision and F1 coloured by their share of the best the question's labels allow"
                            + ("; a column with a unit is not a score and is not coloured" if any(units) else ""),
                    "rows": [{"id": str(i)[:40], "cells": [views.fmt(r[c], u) for c, u in zip(columns, units)],
-                             "scores": [views.score_value(r[c]) for c in columns]} for i, r in shown.iterrows()]}
+                             "scores": [None if certify.failless(report, str(c)) else
+                                        certify.heat_value(str(c), r[c], _row_of(report, i)) for c in columns]}
+                            for i, r in shown.iterrows()]}
     appendix = misses(report)
     return {"title": f"vectrixdb certification: run {run_id}",
             "subtitle": f"{meta.get('name') or report.get('name') or report.kind + ' run'} · run {run_id} · "
                         f"{report.kind} · {meta.get('status')} · {meta.get('questions')} questions · "
                         f"started {meta.get('started') or '—'} · exported {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-            "graded": kind.graded, "what": kind.words(dict(report)),
-            "grade": certify.grade(report, rules), "rule": certify.GRADE_RULE, "sla": check, "sla_source": source,
+            "graded": kind.graded, "what": kind.words(dict(report)), "cannot_fail": (report.get("cannot_fail") or []) + [
+                f"{level} level: {why}" for level, why in (report.get("cannot_fail_levels") or {}).items()],
+            "grade": certify.grade(report, rules), "rule": certify.GRADE_RULE, "relation": certify.SLA_AND_GRADE, "sla": check, "sla_source": source,
             "headline": headline, "heatmap": heatmap, "extra": _extra_tables(report),
             "figures": run_figures(report) if figures is None else figures,
             "manifest": views.manifest(report), "appendix": appendix[:MAX_APPENDIX],
@@ -77,14 +82,28 @@ def certificate(report, sla: Any = None, figures: list[dict[str, Any]] | None = 
             "footer": f"vectrixdb {__version__} · run {run_id}"}
 
 
-def figure_row(name: str, value: float, unit: str | None) -> tuple[str, str, float | None]:
+def _row_of(report, key) -> dict:
+    """A question's row of the run's own frame (its expected items), {} when the frame lacks it."""
+    frame = report.frame
+    return frame.loc[key].to_dict() if frame is not None and key in frame.index else {}
+
+
+def figure_row(name: str, value: float, unit: str | None, best: float | None = None) -> tuple[str, str, float | None]:
     """A headline row of the certificate: (name, text, the value its cell is coloured by, or None
-    for no colour). A figure with a unit (Kind.units) is printed with it and never coloured; a
-    score is coloured when it is a quality figure, a figure at k or a set F1 (`QUALITY`)."""
+    for no colour). A figure with a unit (Kind.units) is printed with it and never coloured; so is
+    a coverage figure (measures.py's direction: unjudged@k says how much nobody judged, not how
+    good the run is). A figure whose best on these labels is below 1 (`best`: set precision and
+    F1, certify.attainable) is coloured by how near it comes to that best, and says it. Otherwise
+    a score is coloured when it is a quality figure, a figure at k or a set F1 (`QUALITY`)."""
+    from vectrixdb.evaluation.retrieval.measures import direction_of
     from vectrixdb.server import views
 
     if unit:
         return name, views.fmt(value, unit), None
+    if direction_of(name) != "higher":
+        return name, views.fmt(value), None
+    if best is not None:
+        return name, f"{views.fmt(value)} (best {best:.2f} on these labels)", min(value / best, 1.0) if best else None
     scored = name in certify.QUALITY or "@" in name or name.endswith("_f1")
     return name, views.fmt(value), value if scored else None
 
@@ -110,6 +129,28 @@ def _extra_tables(report) -> list[dict[str, Any]]:
 
     kind = kind_of(report.kind)
     return list(call(kind.certificate, report)) if kind.certificate else []
+
+
+def setup_tables(report) -> list[dict[str, Any]]:
+    """An `evaluate` run's certificate table: every setup it searched with, best first, each figure
+    with its 95% interval and the latency (the grade is the first row's)."""
+    from vectrixdb.server import views
+
+    frame = report.frame
+    if frame is None or not len(frame):
+        return []
+    figures = [c for c in frame.columns if c not in ("mode", "vectors", "rerank", "median_ms", "p95_ms")
+               and not str(c).endswith((" low", " high"))]
+    rows = [["mode", "vectors", "rerank"] + [f"{c} [95% CI]" if f"{c} low" in frame else c for c in figures]
+            + ["median ms", "p95 ms"]]
+    for _, r in frame.iterrows():
+        cells = [str(r["mode"]), str(r["vectors"]), str(r["rerank"])]
+        for c in figures:
+            low, high = r.get(f"{c} low"), r.get(f"{c} high")
+            bounds = f" [{views.fmt(low)}, {views.fmt(high)}]" if f"{c} low" in frame and low == low and low is not None else ""
+            cells.append(views.fmt(r[c]) + bounds)
+        rows.append(cells + [views.fmt(r["median_ms"], "ms"), views.fmt(r["p95_ms"], "ms")])
+    return [{"title": f"Setups ({len(frame)}, best first; the grade is the first's)", "rows": rows}]
 
 
 def chunking_tables(report) -> list[dict[str, Any]]:
@@ -214,7 +255,7 @@ def html_text(report, *, sla: Any = None, figures: list[dict[str, Any]] | None =
                   figures=[{**f, "uri": data_uri(f["png"])} for f in (run_figures(report) if figures is None else figures)],
                   warnings=report.get("warnings") or [], grade=certify.grade(report, rules),
                   sla=certify.compliance(report, rules), sla_source=source, rule=certify.GRADE_RULE,
-                  extras=views.kind_view(report),
+                  relation=certify.SLA_AND_GRADE, extras=views.kind_view(report),
                   questions=list(views.question_details(report, MAX_OFFLINE_QUESTIONS)),
                   more=(len(table) - len(ids)) if table is not None else 0)
 

@@ -157,10 +157,13 @@ def build(doc: dict[str, Any]) -> bytes:
         verdict_colour = "#137a4a" if doc["sla"]["met"] else "#b42318"
         side = [P(f"Overall grade {g['letter']}: {g['why']}", st["h2"]), P(doc["rule"], st["small"]), Spacer(1, 6),
                 P(f"SLA verdict: {doc['sla']['verdict']}", st["verdict"].clone("vc", textColor=verdict_colour)),
-                P(f"Thresholds: {doc['sla_source']}", st["small"])]
+                P(f"Thresholds: {doc['sla_source']}", st["small"]), P(doc.get("relation", ""), st["small"])]
         head = Table([[box, side]], colWidths=[3.6 * cm, width - 3.6 * cm])
         head.setStyle(TableStyle([("VALIGN", (0, 0), (-1, -1), "TOP")]))
-        story += [head, Spacer(1, 8), P("SLA compliance", st["h1"])]
+        story += [head, Spacer(1, 8)]
+        story += [P(f"CANNOT FAIL: {reason}. These figures say nothing about the retriever.",
+                    st["verdict"].clone("cf", textColor="#b42318")) for reason in doc.get("cannot_fail") or []]
+        story += [P("SLA compliance", st["h1"])]
         rows = [["figure", "threshold", "this run", "verdict"]] + [[r["figure"], r["rule"], r["actual_text"], r["verdict"]]
                                                                   for r in doc["sla"]["rows"]]
         tint = {"pass": colors.HexColor("#dff5e7"), "fail": colors.HexColor("#fde2df")}

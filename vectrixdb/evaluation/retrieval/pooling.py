@@ -37,13 +37,21 @@ if "pool" not in KINDS:  # report.py registers it, so that a saved pool loads be
 GRAINS = ("doc", "page", "chunk")
 
 
-def pool(runs: Mapping[str, Any], questions: Questions, *, depth: int = DEPTH, by: str = "doc",
+def pool(runs: Mapping[str, Any], questions: Questions, *, depth: int = DEPTH, by: str | None = None,
          collection: Collection | None = None) -> Report:
     """The unjudged results in the top `depth` of each run, one row per (question, result):
-    `found_by` (run names, best rank first), `runs` (how many), `best_rank` and `ranks`."""
+    `found_by` (run names, best rank first), `runs` (how many), `best_rank` and `ranks`. `by`: the
+    grain; when not given, that of the first saved report among the runs, else the one the labels
+    ask for (scoring.grain_of)."""
     import pandas as pd
 
+    from vectrixdb.evaluation.retrieval.scoring import grain_of
+
     started = now()
+    if by is None:
+        reports = [run for run in (runs.values() if isinstance(runs, Mapping) else []) if isinstance(run, Report)]
+        by = reports[0].get("by") if reports else None
+        by = by if by is not None else grain_of(questions_of(questions, collection))[0]
     if by not in GRAINS:
         raise BadInput(f"pool judges {', '.join(GRAINS)}; not by={by!r}")
     if not isinstance(runs, Mapping) or not runs:
@@ -102,9 +110,9 @@ def _ranked(name: str, run: Any, questions: list[Question], depth: int, by: str,
                            "retrieval report")
         if run["by"] != by and not (by == "page" and run["by"] == "chunk"):
             raise BadInput(f"run {name!r} was judged by={run['by']!r}; pool it by={run['by']!r} or rerun it by={by!r}")
-        kept = max(run["k"])
+        kept = run.get("retrieved_depth") or max(run["k"])  # runs saved before kept their largest k only
         if kept < depth:
-            warnings.append(f"run {name!r} kept its top {kept} only (its largest k), not {depth}: pooled to {kept}")
+            warnings.append(f"run {name!r} kept its top {kept} only, not {depth}: pooled to {kept}")
         results = {key: [L.as_result(x, i + 1) for i, x in enumerate(_ids(ids))]
                    for key, ids in run.frame["retrieved"].items()}
     elif isinstance(run, Mapping):
@@ -128,10 +136,13 @@ def _ranked(name: str, run: Any, questions: list[Question], depth: int, by: str,
 
 
 def _ids(ids: Any) -> list:
-    """A frame's ranked ids; a report loaded back from questions.csv holds them as a list's text."""
+    """A frame's ranked ids; a table read back from questions.csv holds them as a list's text (with
+    the spreadsheet guard undone here too, when it was read by pandas alone: runs/questions_csv.py)."""
     import ast
 
-    return list(ast.literal_eval(ids)) if isinstance(ids, str) else list(ids)
+    from vectrixdb.evaluation.runs.questions_csv import unguard
+
+    return list(ast.literal_eval(unguard(ids))) if isinstance(ids, str) else list(ids)
 
 
 def _labels(results: list[L.Result], by: str) -> list[str]:

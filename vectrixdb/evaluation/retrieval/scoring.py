@@ -41,7 +41,7 @@ import numpy as np
 
 from vectrixdb.errors import BadInput, BadType
 from vectrixdb.evaluation.golden import labels as L
-from vectrixdb.evaluation.golden.questions import Question, cutoffs, provenance
+from vectrixdb.evaluation.golden.questions import Question, cutoffs, label_document, provenance, split_label
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.golden.label_check import refuse_bad_labels
 from vectrixdb.evaluation.retrieval.metrics import Measure, compute, judge
@@ -74,7 +74,7 @@ def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
 
 
 def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] | int = (1, 3, 5, 10),
-                     by: str = "doc", *, depth: int = DEPTH, save_to: str | None = None, progress: bool = False,
+                     by: str | None = None, *, depth: int = DEPTH, save_to: str | None = None, progress: bool = False,
                      confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, collection: Collection | None = None,
                      measures: Sequence[str] = (), **search) -> Report:
     """recall@k, precision@k, f1@k, ndcg@k, hit_rate@k and mrr (reciprocal rank to `depth`) over the
@@ -82,6 +82,11 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     frame, the misses, Vecta's set-based levels (in the frame named with the largest k they were
     read at: `doc_precision@10`, `page_f1@10`) and warnings. See labels.py for what counts as
     right at each grain and metrics.py for the definitions.
+
+    `by`: the grain (doc, page, chunk, evidence); when not given, the one the labels ask for
+    (grain_of: page when a row names a page), recorded as report["by"] with report["by_from"]. A
+    figure that cannot fail (labels finer than the grain, or every question expecting every
+    document the collection holds) is listed in report["cannot_fail"] and in the warnings.
 
     `collection` (the target itself when it is a Vectrix): a retriever that returns bare chunk ids
     takes their pages and text from it, and every label is checked against it. A label that names
@@ -102,7 +107,7 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
 
     started = now()
     ks = cutoffs(k)
-    if by not in L.GRAINS:
+    if by is not None and by not in L.GRAINS:
         raise BadInput(f"unknown grain by={by!r}; choose one of {', '.join(L.GRAINS)}")
     extra = report_measures(measures, taken=FRAME_COLUMNS)
     depth = max(int(depth), ks[-1])  # the built-ins' depth, whatever `measures` asks for
@@ -110,11 +115,15 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     held = collection if collection is not None else target if _is_collection(target) else None
     golden, questions = questions, questions_of(questions, held)
     inputs = provenance(golden, questions, target)
+    by, by_from = (by, "asked") if by is not None else grain_of(questions)
     scored = [q for q in questions if q.labelled and L.qrel(q, by)]
     refuse_bad_labels(scored, held)
-    values: dict[str, Any] = {"by": by, "k": ks, "depth": depth, "questions": len(scored),
+    flags = cannot_fail(scored, by, held)
+    values: dict[str, Any] = {"by": by, "by_from": by_from, "cannot_fail": flags, "k": ks, "depth": depth,
+                              "questions": len(scored),
                               "unlabelled": len(questions) - len(scored),
-                              "search": {key: str(v) for key, v in search.items()}, "warnings": _label_warnings(scored, by),
+                              "search": {key: str(v) for key, v in search.items()},
+                              "warnings": [f"cannot fail: {f}" for f in flags] + _label_warnings(scored, by),
                               "measures": {str(m): None for m in extra}}  # None until computed (undefined reports)
     if not scored:
         return _undefined(values, f"no labelled questions to score ({values['unlabelled']} without labels)", started,
@@ -250,6 +259,42 @@ def _undefined(values: dict, reason: str, started: float, inputs: dict) -> Repor
     return Report("retrieval", values, None, started=started, meta=inputs)
 
 
+def _relevant(q: Question) -> list[str]:
+    return [label for label, grade in q.graded() if grade > 0]
+
+
+def grain_of(questions: Sequence[Question]) -> tuple[str, str]:
+    """The grain the labels ask for, when by= is not given, and why: `page` when a labelled row names
+    a relevant page (a page label scored by document counts any page of the right document as right), `chunk`
+    when every relevant label is a chunk id, else `doc`."""
+    labelled = [q for q in questions if q.labelled]
+    if any(split_label(label)[1] is not None for q in labelled for label in _relevant(q)):
+        return "page", "labels: a row names a page"
+    if labelled and all(all("::" in label for label in _relevant(q)) for q in labelled):
+        return "chunk", "labels: every label is a chunk id"
+    return "doc", "labels: they name documents"
+
+
+def cannot_fail(scored: Sequence[Question], by: str, held: Any) -> list[str]:
+    """Why the report's figures could not come out low whatever the retriever did (empty: they can).
+
+    - Labels finer than the grain: every row names pages or chunks, but by='doc' counts a result of
+      the right document as right whatever its page.
+    - At by='doc', every question expects every document the collection holds: any ranking of k at
+      least that many documents finds them all (a one-document collection scores 1.0 everywhere)."""
+    out = []
+    if by == "doc" and scored and all(any(split_label(x)[1] is not None or "::" in x for x in _relevant(q))
+                                      for q in scored):
+        out.append("every label names a page or chunk, but by='doc' counts the document: a result from the right "
+                   "document is right whatever its page; score by='page'")
+    if by == "doc" and scored and held is not None:
+        docs = {d["doc_id"] for d in held.documents()}
+        if docs and all({label_document(x) for x in _relevant(q)} >= docs for q in scored):
+            out.append(f"every question expects every document the collection holds ({len(docs)}): any ranking "
+                       f"finds them, so recall and nDCG at k >= {len(docs)} are 1 whatever the retriever does")
+    return out
+
+
 def _label_warnings(scored: list[Question], by: str) -> list[str]:
     out = []
     drafts = sum(q.draft for q in scored)
@@ -366,7 +411,7 @@ def _frame(scored, results, per_q, per_levels, first, latency, by, k, depth):
     return pd.DataFrame(rows).set_index("id")
 
 
-def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
+def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (1, 3, 5, 10), by: str | None = None,
              modes: Sequence[str] = ("dense", "keyword", "hybrid"), rerank: Sequence[Reranker] = (),
              vectors: Sequence[str] | None = None, depth: int = DEPTH, save_to: str | None = None,
              progress: bool = True, measures: Sequence[str] = ()) -> Report:
@@ -391,6 +436,7 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
     started = now()
     golden, questions = questions, questions_of(questions, db)
     inputs = provenance(golden, questions, db)
+    by = by if by is not None else grain_of(questions)[0]  # the labels' grain, as retrieval_report takes it
     ks = cutoffs(k)
     spaces = list(vectors) if vectors is not None else sorted(db.spaces)
     setups = []
@@ -418,7 +464,9 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
                      "median_ms": rep["latency_ms"]["median"], "p95_ms": rep["latency_ms"]["p95"],
                      **rep["measures"]})
     frame = pd.DataFrame(rows)
-    frame = frame.sort_values([quality, "mrr", "median_ms"], ascending=[False, False, True]).reset_index(drop=True)
+    frame = frame.sort_values([quality, "mrr", "median_ms"], ascending=[False, False, True])
+    best_report = reports[int(frame.index[0])]  # the rows were made in the reports' order
+    frame = frame.reset_index(drop=True)
     best = frame.iloc[0]
     close = frame[frame[quality] >= best[quality] - 0.01].sort_values("median_ms").iloc[0]
     per_ms = frame.assign(q_per_ms=frame[quality] / frame["median_ms"].clip(lower=1e-3)).sort_values(
@@ -430,8 +478,10 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
     if within:
         warnings.append(f"{within} other setup(s) have {quality} intervals reaching the best's: these questions "
                         "cannot tell them apart")
-    values = {"by": by, "k": ks, "depth": max(depth, top), "questions": reports[0]["questions"],
-              "setups": len(setups), "best": pick(best), "fastest_close": pick(close), "best_per_ms": pick(per_ms),
+    values = {"by": by, "cannot_fail": reports[0]["cannot_fail"], "k": ks, "depth": max(depth, top),
+              "questions": reports[0]["questions"], "setups": len(setups),
+              "best": pick(best), "fastest_close": pick(close), "best_per_ms": pick(per_ms),
+              "misses": best_report["misses"],  # the best setup's, which the certificate's grade is from
               "warnings": warnings}
     report = Report("evaluate", values, frame, started=started, meta=inputs)
     if save_to:

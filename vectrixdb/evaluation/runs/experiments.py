@@ -18,7 +18,9 @@ hold, per question:
   luck" says whether the questions could have told at all.
 
 RULE: a difference is "better" or "worse" when its Holm-adjusted p is below 1 - confidence
-(0.05); otherwise "could be luck". A measure whose interval excludes zero but whose adjusted p is
+(0.05), in the measure's declared direction (measures.py: higher is better, lower is better; a
+coverage figure such as unjudged@k is only "higher" or "lower", never better or worse); otherwise
+"could be luck". A measure whose interval excludes zero but whose adjusted p is
 not below 0.05 is one Holm's step-down never reached (a measure with a smaller p was not
 rejected first), and its verdict says so.
 
@@ -35,6 +37,7 @@ from vectrixdb.evaluation.runs.paired import SKIP, _measures, _per_question, loa
 from vectrixdb.evaluation.runs.power import detectable_difference
 from vectrixdb.evaluation.runs.report import Report, now
 from vectrixdb.evaluation.runs.stats import SignFlip, holm
+from vectrixdb.evaluation.retrieval.measures import direction_of
 
 def _binary(x: np.ndarray, y: np.ndarray) -> bool:
     return bool(np.isin(x, (0, 1)).all() and np.isin(y, (0, 1)).all())
@@ -43,7 +46,9 @@ def _binary(x: np.ndarray, y: np.ndarray) -> bool:
 COLUMNS = ["measure", "a", "b", "difference", "ci low", "ci high", "ci level", "test", "p_value", "p_holm", "verdict",
            "detectable", "wins", "losses", "ties", "paired"]
 RULE = ("Each measure: a paired sign-flip test of no difference, its p adjusted for the {m} measures compared "
-        "(Holm-Bonferroni); 'better' / 'worse' when the adjusted p < {alpha:g}, else 'could be luck'. The interval "
+        "(Holm-Bonferroni); 'better' / 'worse' when the adjusted p < {alpha:g}, in the measure's declared direction "
+        "(a coverage figure such as unjudged@k is 'higher' / 'lower', never better or worse), else 'could be luck'. "
+        "The interval "
         "inverts the same test at the measure's Holm level, so it excludes zero exactly when that step rejects. "
         "'detectable': the smallest true difference these questions detect with 80% power at alpha / {m} (a p "
         "below it always passes Holm; power.questions_needed says how).")
@@ -117,8 +122,11 @@ def _judge(rows: list[dict], tests: list[SignFlip], alpha: float) -> None:
         row, level = rows[i], alpha / (m - rank)
         low, high = tests[i].interval(level)
         row.update({"p_holm": adjusted[i], "ci level": 1 - level, "ci low": low, "ci high": high})
-        if adjusted[i] < alpha:
-            row["verdict"] = "better" if row["difference"] > 0 else "worse"
+        direction = direction_of(row["measure"])
+        if adjusted[i] < alpha and direction == "coverage":  # a share of the labels, not quality: no better
+            row["verdict"] = "higher" if row["difference"] > 0 else "lower"
+        elif adjusted[i] < alpha:
+            row["verdict"] = "better" if (row["difference"] > 0) == (direction == "higher") else "worse"
         elif row["wins"] == row["losses"] == 0:
             row["verdict"] = "no difference"
         elif stopped_at is not None and row["p_value"] < level:  # its own step rejects, an earlier one did not

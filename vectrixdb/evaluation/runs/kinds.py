@@ -338,4 +338,7 @@ def header_of(data: dict) -> dict[str, Any]:
     kind = kind_of(data["kind"])
     values = data.get("values") or {}
     return {"header_version": HEADER_VERSION, **{k: data.get(k) for k in HEADER_META},
-            "badge": kind.badge(values), "headline": kind.headline_of(values), "body": "report.json"}
+            "badge": kind.badge(values), "headline": kind.headline_of(values),
+            "cannot_fail": [str(x) for x in values.get("cannot_fail") or []],
+            "cannot_fail_levels": {str(k): str(v) for k, v in (values.get("cannot_fail_levels") or {}).items()},
+            "body": "report.json"}

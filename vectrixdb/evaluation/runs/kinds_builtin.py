@@ -169,6 +169,7 @@ def _builtins() -> None:
              units={"latency_ms": "ms", "expected_n": "count", "first_right": "rank"}),
         Kind("evaluate", "retrieval", p + "setup_comparison", questions=None, badges=("Retrieval",),
              figures=setup_figures, what="a setup comparison", tab="retrieval",
+             certificate="vectrixdb.export.files:setup_tables",
              units={"median_ms": "ms", "p95_ms": "ms"}),
         Kind("cutoff", "retrieval", p + "cutoff_plot", ("candidates",), badges=("Retrieval",),
              what="a cut-off study", tab="retrieval", comparable=True),

@@ -39,7 +39,7 @@ from vectrixdb.evaluation.golden.questions import Question, provenance, split_la
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.generation.judges import GENERATION_METRICS
 from vectrixdb.evaluation.runs.report import SET_FIGURES, Report, now, set_name, set_names_at
-from vectrixdb.roles import Judge, Questions
+from vectrixdb.roles import Collection, Judge, Questions
 
 TYPES = {"retrieval": "Retrieval", "generation": "Generation", "rag": "RAG"}
 PASSAGE_CHARS = 300  # how much of each returned passage a run keeps for its drill-down
@@ -60,8 +60,12 @@ def type_of(returned: Any) -> str:
 
 def run_evaluation(system: Callable[[str], Any], questions: Questions, *, judge: Judge | None = None, k: int = 10,
                    save_to: str | None = None, name: str | None = None, confidence: float = 0.95,
-                   executor: str = "local") -> Report:
+                   executor: str = "local", collection: Collection | None = None) -> Report:
     """Evaluate `system` on the questions (a golden path or Questions); see the module docstring.
+
+    `collection`: where a system that returns bare chunk ids (Vecta's `query -> list[str]`) takes
+    their pages and text from, so page figures are scored; without it, a question none of whose
+    results names a page has its page figures undefined (with the reason in the warnings), never 0.
 
     executor="ray" (or a Ray address) calls the system for all questions on a Ray cluster, once
     each (it must pickle; a system is not a pure function of its settings, so its answers are not
@@ -75,7 +79,7 @@ def run_evaluation(system: Callable[[str], Any], questions: Questions, *, judge:
     golden, questions = questions, questions_of(questions)
     inputs = provenance(golden, questions)
     live = LiveRun(save_to, "evaluation", name) if save_to else None
-    state: dict[str, Any] = {"kind": None, "rows": [], "judged": []}
+    state: dict[str, Any] = {"kind": None, "rows": [], "judged": [], "collection": collection}
     before = _model_totals(judge)
     try:
         check_executor(executor)
@@ -129,6 +133,8 @@ def _one(q: Question, returned: Any, judge: Any, k: int, state: dict) -> None:
     sources: list = []
     if retrieved is not None:
         results = [L.as_result(r, i + 1) for i, r in enumerate(retrieved)][:k]
+        if state.get("collection") is not None:
+            results = L.with_pages([results], state["collection"])[0]
         row.update(_retrieval_detail(q, results, k))
         row["passages"] = [_passage(r, rank) for rank, r in enumerate(results, start=1)]
         sources = [r.text or r.chunk_id for r in results]
@@ -152,6 +158,8 @@ def _retrieval_detail(q: Question, results: list, k: int) -> dict[str, Any]:
     """Expected, retrieved, matched and missed at each level, with that level's P/R/F1 at k
     (`page_f1@10`: a set figure names the k it was read at)."""
     levels = L.levels(q, results) if q.labelled else {"doc": None, "page": None, "chunk": None}
+    if levels["page"] is not None and results and not any(r.pages for r in results):
+        levels["page"] = None  # no result names a page: nothing to score pages by (PAGELESS), not 0
     relevant = [label for label, grade in q.graded() if grade > 0]
     chunks = {label for label in relevant if "::" in label}
     docs = {c.rsplit("::", 1)[0] for c in chunks} | {split_label(label)[0] for label in relevant if label not in chunks}
@@ -160,6 +168,8 @@ def _retrieval_detail(q: Question, results: list, k: int) -> dict[str, Any]:
            "page": list(dict.fromkeys(f"{r.doc_id}#page={p}" for r in results for p in r.pages))}
     want = {"chunk": sorted(chunks), "doc": sorted(docs), "page": sorted(pages)}
     out: dict[str, Any] = {}
+    if levels["page"] is None and pages and results:  # a note, not a figure: compare_runs and heat skip text
+        out["page note"] = "page figures undefined: no result names a page"
     for level in ("chunk", "page", "doc"):
         out[f"{level} expected"] = want[level]
         out[f"{level} retrieved"] = got[level]
@@ -179,6 +189,9 @@ def _report(state: dict, questions: list, judge: Any, before: dict | None, k: in
                               "of": len(questions)}
     if kind in ("retrieval", "rag"):
         values["levels"] = {level: _means(rows, level, k) for level in ("doc", "page", "chunk")}
+        doc = _doc_cannot_fail(rows, state.get("collection"))
+        values["cannot_fail_levels"] = {"doc": doc} if doc else {}
+        values["warnings"] = ([f"cannot fail: doc level: {doc}"] if doc else []) + _level_warnings(rows)
     if kind in ("generation", "rag"):
         summary = summarize(state["judged"], GENERATION_METRICS, repeats=1, confidence=confidence)
         values.update({"metrics": summary["metrics"], "ci": summary["ci"], "outcomes": summary["outcomes"],
@@ -187,6 +200,38 @@ def _report(state: dict, questions: list, judge: Any, before: dict | None, k: in
     report = Report("evaluation", values, frame, started=started, meta=inputs)
     report.meta["duration_s"] = round(time.time() - started, 3)
     return report
+
+
+PAGELESS = ("their results name no page (bare chunk or document ids): page figures are left undefined, not 0; "
+            "give run_evaluation the collection (collection=db) to read each chunk's pages, or return hits or dicts "
+            "with pages")
+
+
+def _doc_cannot_fail(rows: list[dict], collection: Any) -> str | None:
+    """Why the document level cannot come out low (values["cannot_fail_levels"]["doc"]; its figures
+    are then neither graded, coloured nor held to an SLA, and the other levels still are): every
+    question expects every document the collection holds, or, without the collection, one document
+    is all that any label or result names (a one-document store). None when it can."""
+    labelled = [r for r in rows if r.get("doc expected")]
+    if not labelled:
+        return None
+    if collection is not None:
+        held = {d["doc_id"] for d in collection.documents()}
+        if held and all(set(r["doc expected"]) >= held for r in labelled):
+            return (f"every question expects every document the collection holds ({len(held)}): doc precision, "
+                    "recall and F1 are 1 whenever anything is retrieved")
+        return None
+    named = {d for r in labelled for d in (*r["doc expected"], *r.get("doc retrieved", []))}
+    if len(named) == 1:
+        return (f"one document ({next(iter(named))}) is all that any label or result names: doc figures cannot tell "
+                "a good retriever from a bad one here; judge by page or chunk")
+    return None
+
+
+def _level_warnings(rows: list[dict]) -> list[str]:
+    """What left a level undefined for some questions, in words."""
+    pageless = sum(1 for r in rows if r.get("page note"))
+    return [f"{pageless} of {len(rows)} question(s) expect pages but {PAGELESS}"] if pageless else []
 
 
 def progress_values(values: dict, records: list[dict], *, intervals: bool = False) -> dict[str, Any]:
@@ -206,7 +251,7 @@ def progress_values(values: dict, records: list[dict], *, intervals: bool = Fals
         else:
             out["metrics"] = {m: _mean_of([j.get(m) for j in state["judged"]]) for m in GENERATION_METRICS}
     out["warnings"] = [f"rebuilt from the progress log: {len(state['rows'])} of {values.get('of')} questions were "
-                       "recorded; what the model cost is known only when a run ends"]
+                       "recorded; what the model cost is known only when a run ends"] + _level_warnings(state["rows"])
     return out
 
 

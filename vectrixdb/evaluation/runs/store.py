@@ -153,11 +153,19 @@ def read_head(raw: bytes) -> tuple[Any, str | None]:
     return data, reason or check_head(data)
 
 
-def _row(run_id: str, data: dict, badge: str | None, headline: dict) -> dict[str, Any]:
+def _row(run_id: str, data: dict, badge: str | None, headline: dict, flags: Any = None) -> dict[str, Any]:
+    """A listing row; `flags`: the values (or header) naming what cannot fail (cannot_fail, and
+    cannot_fail_levels), listed as reasons and the levels they leave uncoloured."""
     status, _ = effective_status(data)
+    flags = flags if isinstance(flags, dict) else {}
+    whole, levels = flags.get("cannot_fail"), flags.get("cannot_fail_levels")
+    levels = {str(k): str(v) for k, v in levels.items()} if isinstance(levels, dict) else {}
+    reasons = [str(x) for x in whole] if isinstance(whole, list) else []
     return {"run_id": run_id, "type": badge, "kind": data.get("kind"), "status": status,
             "name": data.get("name"), "started": data.get("started"), "duration_s": data.get("duration_s"),
-            "questions": data.get("questions"), **headline}
+            "questions": data.get("questions"), **headline,
+            "cannot_fail": reasons + [f"{level} level: {why}" for level, why in levels.items()],
+            "uncoloured": sorted(levels) if not reasons else ["chunk", "page", "doc"]}
 
 
 def row_of(run_id: str, data: dict) -> dict[str, Any]:
@@ -165,12 +173,12 @@ def row_of(run_id: str, data: dict) -> dict[str, Any]:
     the badge and the headline figures from its values."""
     kind = kind_of(data["kind"])
     values = data.get("values", {})
-    return _row(run_id, data, kind.badge(values), kind.headline_of(values))
+    return _row(run_id, data, kind.badge(values), kind.headline_of(values), values)
 
 
 def header_row(run_id: str, header: dict) -> dict[str, Any]:
     """The listing row of a run read from its header.json (the same row row_of gives from its body)."""
-    return _row(run_id, header, header.get("badge"), header.get("headline") or {})
+    return _row(run_id, header, header.get("badge"), header.get("headline") or {}, header)
 
 
 def unreadable_row(run_id: str, data: Any, reason: str) -> dict[str, Any]:

@@ -100,7 +100,7 @@ def test_the_dashboard_and_certificate_refuse_to_grade_a_run_that_cannot_fail(on
     assert "CANNOT FAIL: doc level: every question expects" in text and "(cannot fail)" in text
     with serve_app(create_app(str(folder))) as url:
         listing, page = httpx.get(f"{url}/").text, httpx.get(f"{url}/runs/{run_id}").text
-    assert "cannot fail: doc level: every question expects every document" in listing
+    assert "cannot fail: doc level (open the run for why)" in listing and "every question expects every" in listing
     assert "not coloured: this figure cannot fail here" in listing and "cannot fail: doc level" in page
     forced = retrieval_report(one_doc, questions("policy#page=1"), k=(1,), by="doc")  # the whole report cannot fail
     assert certify.grade(forced, {})["why"].startswith("not graded: these figures cannot fail")

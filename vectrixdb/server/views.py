@@ -98,13 +98,14 @@ def headline(report) -> list[tuple[str, str]]:
     """The run's headline figures as (name, text) pairs."""
     from vectrixdb.export.certify import figures
 
-    from vectrixdb.export.certify import attainable
+    from vectrixdb.export.certify import attainable, failless
 
     kind = KINDS[report.kind]
     out = []
     for name, value in figures(report, aliases=False).items():
         best = None if kind.unit_of(name) else attainable(report, name)
-        out.append((name, fmt(value, kind.unit_of(name)) + (f" (best {best:.2f} on these labels)" if best else "")))
+        note = " (cannot fail)" if failless(report, name) else f" (best {best:.2f} on these labels)" if best else ""
+        out.append((name, fmt(value, kind.unit_of(name)) + note))
     return out
 
 

@@ -108,6 +108,7 @@ def main() -> None:
         args.runs = 1
     home = tempfile.mkdtemp(prefix="vcli-home-")
     env = {**os.environ, "VECTRIXDB_HOME": home, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env.setdefault("VECTRIXDB_MODELS", os.path.join(home, "models"))  # a fresh machine's: not the user's cache
     env.pop("VECTRIXDB_DEFAULT_MODEL", None)
     fp32_env = {**env, "VECTRIXDB_DEFAULT_MODEL": "all-MiniLM-L6-v2@fp32"}
     files = sorted(str(p) for p in (ROOT / "data" / "sample").iterdir() if p.suffix in (".md", ".txt"))

@@ -138,7 +138,8 @@ def main() -> None:
         copied = True
     env = {**os.environ, "VECTRIXDB_HOME": str(home), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     env.pop("VECTRIXDB_DEFAULT_MODEL", None)
-    shared = env.get("VECTRIXDB_MODELS")  # graphs exported there are used as they are (see embedding_openvino)
+    shared = env.get("VECTRIXDB_MODELS")
+    env.setdefault("VECTRIXDB_MODELS", str(home / "models"))  # a fresh machine's: not the user's cache  # graphs exported there are used as they are (see embedding_openvino)
     exported = copied or bool(shared and any(Path(shared).glob("*/int8-*.xml")))
     if args.model:
         env["VECTRIXDB_DEFAULT_MODEL"] = args.model

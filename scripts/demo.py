@@ -2,8 +2,9 @@
 
 The collection lives in .demo/ in the repository (VECTRIXDB_HOME), so the demo leaves nothing
 elsewhere; run it twice and the second run embeds nothing (the cache has every chunk). The first run
-exports the default embedder (the bundled model's int8 OpenVINO graph) into .demo/models/, once,
-and says so while it does.
+exports the default embedder (the bundled model's int8 OpenVINO graph) into the user's cache folder
+(~/.cache/vectrixdb/models/), once per machine, and says so while it does: the quickstart's commands
+and the notebooks then use that same export.
 """
 from __future__ import annotations
 

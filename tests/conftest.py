@@ -51,6 +51,9 @@ def vectrix_home(tmp_path_factory):
     # The suite embeds with the float model, whose figures it checks (and no test pays the int8 export
     # in a home of its own); the int8 default has its own tests in test_embedding.py, which unset this.
     os.environ.setdefault("VECTRIXDB_DEFAULT_MODEL", "all-MiniLM-L6-v2@fp32")
+    # Exported graphs go to the user's cache by default (one export per machine); the suite keeps its
+    # own in the session's home, as a fresh machine would (a CI cache may give one instead).
+    os.environ.setdefault("VECTRIXDB_MODELS", str(home / "models"))
     return home
 
 

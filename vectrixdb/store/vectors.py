@@ -37,6 +37,22 @@ def search_breadth(n: int) -> int:
     return breadth
 
 
+_BLAS: list = []  # threadpoolctl's controller, made once (it looks up the loaded BLAS libraries)
+
+
+def _one_blas_thread():
+    """The exact search's matrix-vector product on one BLAS thread. It is at most EXACT_LIMIT rows:
+    on an idle 2-core machine a second thread saves under a millisecond at 20,000 x 384 (1.3 vs
+    1.9 ms), but on a busy one OpenBLAS's second thread waits for a core and one 1,651-row search
+    took 21 ms instead of ~1.4 (issue 51; benchmarks/search_under_load.json measures every mode).
+    Entering the limit costs ~0.01 ms."""
+    from threadpoolctl import ThreadpoolController
+
+    if not _BLAS:
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
+
 class VectorIndex(Derived):
     def __init__(self, folder: Path, space: str, dim: int):
         from usearch.index import Index
@@ -139,7 +155,8 @@ class VectorIndex(Derived):
                 if len(keys) == 0:
                     return np.zeros(0, np.uint64), np.zeros(0, np.float32)
                 vecs = all_vecs[np.searchsorted(all_keys, keys)]
-            sims = vecs @ query.astype(np.float32)
+            with _one_blas_thread():  # see _one_blas_thread: threads only ever cost here under load
+                sims = vecs @ query.astype(np.float32)
             top = np.arange(len(sims))
             if len(sims) > k:  # every vector tied with the k-th is kept, so (similarity, key) alone decides
                 top = np.flatnonzero(sims >= sims[np.argpartition(-sims, k - 1)[k - 1]])

@@ -130,18 +130,6 @@ def attainable(report, figure: str) -> float | None:
     return best if best is not None and best < 1 else None
 
 
-def best_per_question(report, figure: str) -> list[float] | None:
-    """Family.best for each question (aligned with the frame's rows), or None as attainable()."""
-    from vectrixdb.evaluation.retrieval.measures import Family, family_of
-
-    family = family_of(figure)
-    k = figure.split("@", 1)[1] if "@" in figure else ""
-    if family is None or family.best is Family.best or not k.isdigit():
-        return None
-    counts = _expected_counts(report, figure)
-    return [family.best(int(k), r) if r > 0 else 1.0 for r in counts] if counts else None
-
-
 def heat_value(figure: str, value: Any, row: Any) -> float | None:
     """What a question's cell is coloured by: its score, or, for a figure whose best depends on the
     question's labels (set precision and F1 at k), its share of that best (row: the question's

@@ -5,8 +5,13 @@ usage: python scripts/answer_cutoff_bench.py ../shared/data/scifact [--out bench
 
 Builds one collection of the 5,183 abstracts (title + " " + text, one chunk each, as MTEB embeds
 them), measures nDCG@10 and recall@100 for dense, keyword and hybrid search over the 300 test
-queries, then runs answer_cutoff() on dense search with the 300 labelled queries and the 30
-general-knowledge questions in data/unanswerable_general.txt as the unanswerable side. Hybrid
+queries, then runs answer_cutoff() with the 300 labelled queries and the 30 general-knowledge
+questions in data/unanswerable_general.txt as the unanswerable side: on dense search (the published
+cut-off: every top-level cut-off figure is dense, "mode" says so) and on keyword search (BM25,
+under "keyword_cutoff"). Separation is reported for all near misses together (what the cut-off is
+chosen on) and apart: SciFact's own near misses (labelled queries whose top abstract is not a
+judged one) and the 30 outside questions ("separations"). A full run already at --out is kept
+under "before". Hybrid
 search fuses pools of a fixed depth (vectrixdb.search.HYBRID_POOL); hybrid_pool_trials records
 nDCG@10 at other depths, the measurement behind that constant.
 --home keeps the collection and embedding cache in DIR (default: a fresh home, so cold).
@@ -23,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import versions  # noqa: E402
+from _bench import versions, write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = {"dense_ndcg@10_mteb_all-MiniLM-L6-v2": 0.6451, "bm25_ndcg@10_beir_paper": 0.665,
@@ -73,28 +78,77 @@ def main() -> int:
         trials[str(depth)] = retrieval_report(db, questions, k=10, mode="hybrid", progress=False)["ndcg"][10]
     search.HYBRID_POOL = pool
     outside = [line.strip() for line in (ROOT / "data" / "unanswerable_general.txt").read_text().splitlines() if line.strip()]
+    cutoff_started = time.perf_counter()
     found = answer_cutoff(db, questions, outside, mode="dense")
+    dense_s = time.perf_counter() - cutoff_started
+    keyword = answer_cutoff(db, questions, outside, mode="keyword")
+    keyword_s = time.perf_counter() - cutoff_started - dense_s
     result = {
-        "what": "answer_cutoff on SciFact test (BEIR), bundled all-MiniLM-L6-v2, dense search, exact cosine",
+        "what": "answer_cutoff on SciFact test (BEIR), bundled all-MiniLM-L6-v2, dense search (exact cosine) for "
+                "every top-level cut-off figure; keyword_cutoff: the same on keyword search (BM25)",
         "how": "documents embedded as title + ' ' + text, one chunk each; questions: the judged test queries; "
                "unanswerable: data/unanswerable_general.txt; the cut-off rule is the largest Youden index; "
                "retrieval median_ms is per query on 2 CPU cores and, for dense and hybrid, includes embedding the query",
         "model": db.spaces["default"]["model"], "corpus_sha256": data.checksum, "queries": len(questions),
         "unanswerable": len(outside),
-        "cutoff": found["cutoff"], "separation": found["separation"], "separation_ci95": found["separation_ci"],
-        "chosen": found["chosen"], "chosen_ci95": found["chosen_ci"], "rule": found["rule"], "table": found["table"],
-        "answers": len(found["answers"]), "near_misses": len(found["near_misses"]),
+        **_cutoff(found),
+        "keyword_cutoff": _cutoff(keyword),
         "retrieval": retrieval, "hybrid_pool": pool, "hybrid_pool_trials": {"ndcg@10 by pool depth": trials},
         "published": PUBLISHED,
         "dense_ndcg@10_minus_mteb": retrieval["dense"]["ndcg@10"] - PUBLISHED["dense_ndcg@10_mteb_all-MiniLM-L6-v2"],
-        "runtime_s": {"build": built, "total": time.perf_counter() - started}, "collection_was_cold": cold,
+        "runtime_s": {"build": built, "cutoff_dense": dense_s, "cutoff_keyword": keyword_s,
+                      "total": time.perf_counter() - started}, "collection_was_cold": cold,
         "small": args.small, "note": args.note,
         "versions": versions("vectrixdb", "sentence-transformers", "torch", "transformers", "usearch", "bm25s", "scipy"),
         "measured": time.strftime("%Y-%m-%d"),
     }
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: v for k, v in result.items() if k != "table"}, indent=2))
+    try:  # the run this one replaces is kept whole under "before" (with its own "before" inside it)
+        earlier = json.loads(Path(args.out).read_text())
+        if not earlier.get("small"):
+            result["before"] = earlier
+    except FileNotFoundError:
+        pass
+    write_atomic(args.out, result)
+    print(json.dumps({k: v for k, v in result.items() if k not in ("table", "before")}, indent=2))
     return 0
+
+
+def _declined_by_source(found) -> list[dict] | None:
+    """For each row of the table, the share declined of SciFact's own near misses and of the outside questions
+    apart (the table's near_misses_declined mixes them); a question that found nothing is declined by every row."""
+    if found["table"] is None:
+        return None
+    frame = found.frame
+    out = []
+    for row in found["table"]:
+        shares = {}
+        for name, kind in (("scifact_near_misses_declined", "near miss"), ("outside_declined", "unanswerable")):
+            scores = frame.loc[frame["kind"] == kind, "score"].astype(float)
+            shares[name] = float((scores.isna() | (scores < row["cutoff"])).mean()) if len(scores) else None
+        out.append({"cutoff": row["cutoff"], **shares})
+    return out
+
+
+def _cutoff(found) -> dict:
+    """One answer_cutoff report's figures: the mode, the cut-off and its table, separation over every near
+    miss and apart for SciFact's own near misses and the outside questions, with the counts."""
+    parts = found["separations"]
+    return {
+        "mode": found["mode"], "cutoff": found["cutoff"], "separation": found["separation"],
+        "separation_ci95": found["separation_ci"], "chosen": found.get("chosen"), "chosen_ci95": found.get("chosen_ci"),
+        "rule": found.get("rule"), "table": found["table"],
+        "answers": len(found["answers"]), "near_misses": len(found["near_misses"]) + len(found["found_nothing"]),
+        "table_declined_by_source": _declined_by_source(found),
+        "found_nothing": found["found_nothing"],
+        "separations": {
+            name: {"of": of, "separation": parts[key]["separation"], "ci95": parts[key]["ci"],
+                   "answers": parts[key]["answers"], "near_misses": parts[key]["near_misses"],
+                   "found_nothing": parts[key]["found_nothing"], "reason": parts[key].get("reason")}
+            for name, key, of in (("scifact_near_misses", "near_misses",
+                                   "answers vs labelled SciFact queries whose top abstract is not a judged one"),
+                                  ("outside", "unanswerable",
+                                   "answers vs the outside questions (data/unanswerable_general.txt)"))},
+    }
 
 
 if __name__ == "__main__":

@@ -45,8 +45,12 @@ def rows() -> list[tuple[str, str, str]]:
         ("SciFact test, keyword (bm25s, English stop words) nDCG@10 (BEIR BM25 0.665)", f"{r['keyword']['ndcg@10']:.4f}",
          "same"),
         ("SciFact test, hybrid (RRF) nDCG@10", f"{r['hybrid']['ndcg@10']:.4f}", "same"),
-        ("SciFact answer cut-off: separation (answer outscores a near miss)",
-         f"{cut['separation']:.3f} [{cut['separation_ci95'][0]:.3f}, {cut['separation_ci95'][1]:.3f}]", "same"),
+        (f"SciFact answer cut-off, {cut.get('mode', 'dense')} search: separation (answer outscores a near miss): "
+         "all / SciFact's own near misses / outside questions",
+         " / ".join(f"{x['separation']:.3f} [{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]" for x in
+                    ({"separation": cut["separation"], "ci95": cut["separation_ci95"]},
+                     cut["separations"]["scifact_near_misses"], cut["separations"]["outside"])), "same"),
+        _coverage_row(_load("ppi_coverage.json")),
         ("metrics on 100k queries x 100 results from dicts: vectrixdb / ranx (warm) / ir_measures / reading the dicts once",
          f"{s['vectrixdb_untraced']:.2f} s / {s['ranx_warm']:.1f} s / {s['ir_measures']:.1f} s / "
          f"{s['floor_read_every_id_and_score']:.2f} s", "metrics_speed.json"),
@@ -250,6 +254,15 @@ OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _
             ("quantized_embedding.json", _quantized),
             ("quantized_embedding_xeon.json", _quantized), ("parallel_local_smollm2.json", _parallel_local),
             ("suggest_expected.json", _suggest)]
+
+
+def _coverage_row(d: dict) -> tuple[str, str, str]:
+    """The lowest simulated coverage at n >= 30 of the shipped 95% intervals, beside what they replaced."""
+    low = lambda part, name: d[part]["summary"][name]["lowest_at_n>=30"]  # noqa: E731
+    return ("95% intervals, lowest coverage at n >= 30 in simulation (ppi_coverage.py): ppi_mean / ppi_py's; "
+            "report intervals (Wilson for 0/1, studentized bootstrap) / the percentile bootstrap they replace",
+            f"{low('ppi', 'ppi'):.3f} / {low('ppi', 'ppi_py'):.3f}; {low('bootstrap', 'shipped'):.3f} / "
+            f"{low('bootstrap', 'percentile_bootstrap'):.3f}", "ppi_coverage.json")
 
 
 def table() -> str:

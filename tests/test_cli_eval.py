@@ -121,7 +121,7 @@ def test_evaluate_prints_an_aligned_table_with_mode_k_and_intervals_and_json_kee
     done = run("evaluate", "test", "--golden", golden, "-k", 1, "-k", 3, *where)
     assert done.exit_code == 0, done.output
     lines = done.output.splitlines()
-    assert lines[0].startswith("3 search setups on 3 questions by doc; k = 1, 3;") and "95% bootstrap interval" in lines[0]
+    assert lines[0].startswith("3 search setups on 3 questions by doc; k = 1, 3;") and "95% interval over questions" in lines[0]
     header = lines[1]
     assert header.split()[:3] == ["mode", "vectors", "rerank"] and "ndcg@3 [95% CI]" in header and "p95 ms" in header
     rows = lines[2:5]

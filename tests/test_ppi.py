@@ -115,7 +115,7 @@ def test_from_a_real_calibration_and_answer_report_saved_loaded_and_plotted(tmp_
     assert got["n"] == 60 and got["N"] == 240 and got["questions"] == 300 and got["metric"] == "correctness"
     want = ppi_arrays([float(right[i] != slip[i]) for i in range(60, 300)], people.frame["judge"], right[:60])
     assert got["ci"] == pytest.approx(want["ci"]) and got["lambda"] == pytest.approx(want["lambda"])
-    assert got.frame.loc["human only", "method"] == "Wilson" and "PPI++" in got["rule"]
+    assert got.frame.loc["human only", "method"] == "Wilson, continuity-corrected" and "PPI++" in got["rule"]
     assert got["human_only"]["ci"] == pytest.approx(list(human_only(right[:60])["ci"]))
     assert got.frame.loc["prediction-powered", "width"] < got.frame.loc["human only", "width"]
     assert got["width_ratio"] == pytest.approx(got.frame.loc["prediction-powered", "width"]
@@ -135,8 +135,10 @@ def test_too_little_to_go_on_says_why():
     assert one["ci"] is None and "at least two" in one["reason"] and one["human_only"]["ci"] is None
     none_left = ppi_arrays([], [1, 0, 1], [1, 0, 0])
     assert none_left["ci"] is None and "model alone" in none_left["reason"]
-    same = ppi_arrays([1.0] * 50, [1.0] * 10, [1.0] * 10)
+    same = ppi_arrays([0.5] * 50, [0.5] * 10, [0.5] * 10)
     assert same["ci"] is None and "single point" in same["reason"]
+    yes = ppi_arrays([1.0] * 50, [1.0] * 10, [1.0] * 10)  # ten yeses from both: plus four keeps it from "certainly 1"
+    assert yes["estimate"] == 1.0 and yes["ci"][0] < 1.0 == yes["ci"][1] and yes["reason"] is None
     assert human_only([1.0] * 10)["ci"][0] < 1.0  # Wilson never says "certainly 1" from ten yeses
     assert human_only([0.5] * 10)["ci"] is None
     with pytest.raises(BadInput, match="no answer was judged by both"):
@@ -154,14 +156,18 @@ def test_too_little_to_go_on_says_why():
 
 def test_the_default_interval_is_the_jackknife_t_and_wider_than_ppi_pys_only_a_little():
     """se^2 = lambda^2 var(f over N + n)/N + the jackknife variance over the n with lambda refitted, by brute force;
-    with lambda = 1 the jackknife is var_n(y - f, ddof 1)/n."""
+    with lambda = 1 the jackknife is var_n(y - f, ddof 1)/n. Yes/no verdicts (as here): all of it on the n plus
+    the four PLUS_FOUR answers, centred where those put it; the estimate and lambda stay the data's own."""
     from scipy.stats import t
 
     rng = np.random.default_rng(3)
     f_u, f_l, y = draw(rng, 40, 300, agrees)
     got, old = ppi_arrays(f_u, f_l, y), ppi_arrays(f_u, f_l, y, small_sample=False)
     assert got["estimate"] == old["estimate"] and got["lambda"] == old["lambda"]  # only the interval changes
-    lam, n, N = got["lambda"], len(y), len(f_u)
+    model_four, people_four = zip(*ppi_module.PLUS_FOUR)
+    f_l, y = np.r_[f_l, model_four], np.r_[y, people_four]
+    wide = ppi_arrays(f_u, f_l, y, small_sample=False)  # lambda and estimate on the n + 4
+    lam, n, N = wide["lambda"], len(y), len(f_u)
     leave_out = []
     for i in range(n):
         keep = np.arange(n) != i
@@ -172,11 +178,12 @@ def test_the_default_interval_is_the_jackknife_t_and_wider_than_ppi_pys_only_a_l
     assert got["se"] == pytest.approx(np.sqrt(model + jack))
     assert got["df"] == pytest.approx((model + jack) ** 2 / (model ** 2 / (N + n - 1) + jack ** 2 / (n - 1)))
     half = t.ppf(0.975, got["df"]) * got["se"]
-    assert got["ci"] == pytest.approx([got["estimate"] - half, got["estimate"] + half])
+    assert got["ci"] == pytest.approx([wide["estimate"] - half, wide["estimate"] + half])
     assert 1 < (got["ci"][1] - got["ci"][0]) / (old["ci"][1] - old["ci"][0]) < 1.3
-    plain = ppi_arrays(f_u, f_l, y, tune=False)
+    plain = ppi_rows(f_u, f_l, y, tune=False, plus_four=False)
+    plain = {"se": float(plain["se"][0])}
     assert plain["se"] ** 2 == pytest.approx(np.var(np.r_[f_l, f_u], ddof=1) / N + np.var(y - f_l, ddof=1) / n)
-    assert got["method"] == "PPI++, jackknife t" and old["method"] == "PPI++ normal (ppi_py)" and old["df"] is None
+    assert got["method"] == "PPI++, jackknife t, plus four" and old["method"] == "PPI++ normal (ppi_py)" and old["df"] is None
 
 
 def coverage(reps=300, n=50, N=1000, seed=45):
@@ -212,7 +219,10 @@ def test_extremes_two_answers_every_verdict_equal_and_no_model_only_answers():
     assert ppi_arrays([1, 0, 1, 1], [1, 1], [1, 0], small_sample=False)["ci"] is not None
     for small in (True, False):
         same = ppi_arrays([1.0] * 5, [1.0, 1.0], [1.0, 1.0], small_sample=small)
-        assert same["ci"] is None and same["estimate"] == 1.0 and "single point" in same["reason"]
+        if small:  # yes/no: the four added answers give an interval, wide at n = 2, ending at 1
+            assert same["estimate"] == 1.0 and 0 <= same["ci"][0] < same["ci"][1] == 1.0
+        else:
+            assert same["ci"] is None and same["estimate"] == 1.0 and "single point" in same["reason"]
         none_left = ppi_arrays([], [1.0, 1.0], [1.0, 1.0], small_sample=small)
         assert none_left["ci"] is None and none_left["estimate"] is None and "model alone" in none_left["reason"]
     report = ppi_mean([], [1.0, 1.0], labelled=[1.0, 1.0])

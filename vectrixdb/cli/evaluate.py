@@ -220,7 +220,8 @@ def report_text(report) -> str:
         cell = lambda family, k=k: _with_ci(report[family][k], (ci.get(family) or {}).get(k))  # noqa: E731
         lines.append(f"{k:>4}  {cell('recall'):>22}  {cell('ndcg'):>22}  {report['precision'][k]:>9.4f}  "
                      f"{report['hit_rate'][k]:>8.4f}")
-    lines.append("[low, high]: 95% percentile bootstrap interval over questions")
+    lines.append("[low, high]: 95% interval over questions (Wilson for 0/1 figures, studentized bootstrap for "
+                 "graded ones)")
     for warning in report.get("warnings") or []:
         if not warning.startswith("cannot fail:"):  # shown above the figures
             lines.append(f"warning: {warning}")
@@ -267,7 +268,8 @@ def evaluate_text(table) -> str:
     ks = table.get("k") or []
     lines = [f"{table.get('setups', len(frame))} search setups on {plural(table['questions'], 'question')} by "
              f"{table.get('by')}; k = {', '.join(map(str, ks))}; mrr to rank {table.get('depth')}; "
-             "[low, high]: 95% bootstrap interval over questions; the best by {quality}".format(quality=quality)]
+             "[low, high]: 95% interval over questions (Wilson for 0/1 figures, studentized bootstrap for graded "
+             "ones); the best by {quality}".format(quality=quality)]
     lines += cannot_fail_lines(table)
     figures = [c for c in frame.columns if c not in ("mode", "vectors", "rerank", "median_ms", "p95_ms")
                and not str(c).endswith((" low", " high"))]

@@ -4,7 +4,7 @@ answer_report(questions, answers, judge): `answers` maps a question's key (Quest
 to {"answer": text, "sources": [ids or texts]}; every answered question is judged on each metric
 (Bedrock's four by default: correctness, completeness, faithfulness, helpfulness). The frame
 holds each question's score, reason and outcome per metric; `report["metrics"]` the means, with
-95% percentile-bootstrap intervals over questions in `report["ci"]`.
+95% intervals over questions in `report["ci"]` (stats.bootstrap_interval's rule).
 
 Judges move from run to run; these are the numbers that say by how much. `repeats=n` asks the
 judge n times per item: an item's score is the mean of its scored repeats, `spread` the mean

@@ -18,8 +18,9 @@ that no label judges, neither relevant nor grade 0 (a "miss" there may be a righ
 labelled); `ndcg_judged@k` (condensed nDCG: unjudged results dropped) and `bpref` (to `depth`,
 `bpref@<depth>` in the frame) score the judged results only (measures.py has the formulas);
 pooling.pool collects the unjudged results of several runs for a person to judge.
-Intervals: recall@k, ndcg@k and mrr carry 95% percentile-bootstrap intervals over questions
-(`report["ci"]`), so two setups whose intervals overlap widely are not told apart by these
+Intervals: recall@k, ndcg@k and mrr carry 95% intervals over questions (`report["ci"]`; the rule
+is stats.bootstrap_interval's: Wilson with continuity correction for 0/1 figures, a studentized
+bootstrap for graded ones, measured to cover), so two setups whose intervals overlap widely are not told apart by these
 questions.
 Registered measures: `measures=("dcg@10", "rbp@5")` adds any measure the RANKED provider computes
 (measures.py declares it, providers.py or its own module gives the kernel), read from the same
@@ -166,7 +167,8 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     values["unjudged"] = {x: _unjudged(judged.judged, x) for x in ks}
     values["measures"] = {str(m): _mean_defined(per_q[str(m)]) for m in extra}
     ci = lambda name: bootstrap_interval(per_q[name], confidence, n_resamples, seed)  # noqa: E731
-    values["ci"] = {"confidence": confidence, "method": f"percentile bootstrap over questions, {n_resamples} resamples",
+    values["ci"] = {"confidence": confidence, "method": "over questions: Wilson with continuity correction for 0/1 "
+                    f"figures, studentized bootstrap ({n_resamples} resamples) for graded ones (stats.bootstrap_interval)",
                     **{f: {x: ci(f"{f}@{x}") for x in ks} for f in WITH_CI}, "mrr": ci(f"mrr@{depth}")}
     values["latency_ms"] = {"median": statistics.median(latency), "p95": float(np.percentile(latency, 95))}
     first = _first_right(judged.found)

@@ -22,22 +22,83 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict[str, float | int
 
 
 def bootstrap_interval(values, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> list[float] | None:
-    """Percentile-bootstrap interval of a mean over questions (scipy.stats.bootstrap, resampling
-    questions with replacement); None for fewer than two questions, where it means nothing.
-    Batched so that 100,000 questions never hold more than ~5 million resampled values at once."""
+    """Interval of a mean over questions, by a rule measured to hold its level (issue 45 item 6;
+    scripts/ppi_coverage.py, benchmarks/ppi_coverage.json): None for fewer than two questions,
+    where it means nothing.
+
+    - Values all 0 or 1 (hits, yes/no verdicts): Wilson's score interval with continuity correction
+      (Newcombe 1998, method 4; wilson_cc), no resampling. Its exact coverage at 95%, at the worst
+      true rate of 0.01 ... 0.99, was 0.950-0.960 at every n measured (10 ... 300); plain Wilson's
+      fell to 0.904, and the percentile bootstrap this replaces covered 0.650 at n = 10 and 0.876
+      at n = 20 at a rate of 0.9 (an all-hit sample gave [1, 1]). So all hits never reads
+      "certainly 1": 20 of 20 gives [0.80, 1.0].
+    - Other values: the studentized (bootstrap-t) interval, mean - t*_(1-a/2) se ... mean -
+      t*_(a/2) se with t* = (resampled mean - mean) / resampled se over `n_resamples` resamples of
+      the questions (resamples whose values are all equal have no se and are left out), each end
+      at least as far from the mean as Student's t puts it (which keeps it honest at n = 2 or 3,
+      where resamples have too few distinct values). Simulated coverage at 95% (2,000 data sets per
+      cell) on a skewed score (Beta(0.5, 1.5)) and a zero-inflated one: 0.953-0.971 at n = 30 ...
+      300 and 0.964-0.983 at n = 10, 20, where the percentile bootstrap covered 0.933-0.954 and
+      0.888-0.933; about 3% wider at n = 300, 10-17% at n = 30. All values equal and not 0/1: None,
+      as nothing says how far the mean could be.
+    About as fast as the percentile bootstrap was (n = 300: 5.6 ms a call against 4.9; 0/1 values
+    0.02 ms). Batched so that 100,000 questions never hold more than ~5 million resampled values."""
     import numpy as np
-    from scipy.stats import bootstrap
 
     data = np.asarray(values, dtype=float)
-    if len(data) < 2:
+    n = len(data)
+    if n < 2:
         return None
+    if np.isin(data, (0.0, 1.0)).all():
+        return wilson_cc(int(data.sum()), n, confidence)
     if np.all(data == data[0]):
-        return [float(data[0]), float(data[0])]
-    result = bootstrap((data,), np.mean, vectorized=True, confidence_level=confidence, n_resamples=n_resamples,
-                       method="percentile", batch=max(1, 5_000_000 // len(data)),
-                       random_state=np.random.default_rng(seed))
-    low, high = result.confidence_interval
-    return [float(low), float(high)]
+        return None
+    from scipy.stats import t
+
+    mean, se = float(data.mean()), float(data.std(ddof=1)) / np.sqrt(n)
+    low, high = studentized(data, confidence, n_resamples, seed)
+    half = float(t.ppf(0.5 + confidence / 2, n - 1)) * se
+    return [float(min(low, mean - half)), float(max(high, mean + half))]
+
+
+def wilson_cc(k: int, n: int, confidence: float = 0.95) -> list[float]:
+    """Wilson's score interval with continuity correction for k successes in n (Newcombe 1998,
+    method 4); ends cut to [0, 1], and exactly 0 (1) when k is 0 (n)."""
+    from math import sqrt
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p, q, zz = k / n, 1 - k / n, z * z
+    low = 0.0 if k == 0 else (2 * n * p + zz - 1 - z * sqrt(max(zz - 2 - 1 / n + 4 * p * (n * q + 1), 0.0))) / (2 * (n + zz))
+    high = 1.0 if k == n else (2 * n * p + zz + 1 + z * sqrt(max(zz + 2 - 1 / n + 4 * p * (n * q - 1), 0.0))) / (2 * (n + zz))
+    return [max(0.0, float(low)), min(1.0, float(high))]
+
+
+def studentized(data, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """The plain bootstrap-t interval of a mean (no Student's t floor): see bootstrap_interval."""
+    import numpy as np
+
+    data = np.asarray(data, dtype=float)
+    n = len(data)
+    centred = data - data.mean()
+    squares = centred * centred
+    se = float(np.sqrt(squares.sum() / (n - 1) / n))
+    rng = np.random.default_rng(seed)
+    batch = max(1, 5_000_000 // n)
+    ts = []
+    for start in range(0, n_resamples, batch):
+        idx = rng.integers(0, n, (min(batch, n_resamples - start), n))
+        s, s2 = centred[idx].sum(axis=1), squares[idx].sum(axis=1)
+        var = np.maximum(s2 - s * s / n, 0.0) / (n - 1) / n  # of the resampled mean
+        kept = var > 1e-8 * se * se  # all equal but for rounding: no se
+        ts.append(s[kept] / n / np.sqrt(var[kept]))
+    stats = np.concatenate(ts)
+    if not len(stats):
+        return float(data.mean()), float(data.mean())
+    alpha = (1 - confidence) / 2
+    lo_q, hi_q = np.quantile(stats, [alpha, 1 - alpha])
+    mean = float(data.mean())
+    return mean - float(hi_q) * se, mean - float(lo_q) * se
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -117,7 +117,7 @@ def run(argv: list[str], env: dict) -> dict:
     line = [x for x in done.stderr.splitlines() if x.startswith("PHASE ")][-1]
     stages = json.loads(line[6:])
     stages["interpreter_start_and_exit_s"] = round(wall - stages["in_process_s"], 2)
-    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "stages": stages, "stdout_tail": done.stdout.strip().splitlines()[-3:],
+    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "stages": stages, "stdout_tail": done.stdout.strip().splitlines()[-6:],
             "stderr_lines": [x for x in done.stderr.splitlines() if not x.startswith("PHASE ") and "\r" not in x][-6:]}
 
 

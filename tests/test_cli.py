@@ -124,7 +124,8 @@ def test_as_a_principal(guarded, tmp_path):
                                 "--path", str(guarded)])
     assert "'board' is not in collection" not in owner.output
     assert "'board' is not in collection" in staff.output  # as though it were not there
-    assert "1 ready (1 naming a document or page the collection does not hold)" in staff.output
+    assert ": 1 row: 0 ready, 1 with errors (1 of them scorable rows naming a document or page the collection does " \
+           "not hold), 0 not scored; 1 error(s), 0 note(s)" in staff.output
     done = runner.invoke(app, ["golden", "check", str(golden), "--as", "group=staff"])
     assert done.exit_code == 2 and "--as needs --collection" in done.output
 
@@ -191,10 +192,13 @@ def test_sweep_heading_flags_and_compare_chunking_lists_every_build(tmp_path):
     assert wrong_grain.exit_code == 0 and "warning: by='chunk' but no row names a chunk id" in wrong_grain.output
     assert "warning: no build found any expected label at any k (by='chunk')" in wrong_grain.output
     compared = runner.invoke(app, ["compare-chunking", str(docs), "--golden", str(golden), "--technique", "fixed",
-                                   "--technique", "recursive", "--size", "200"])
+                                   "--technique", "recursive", "--size", "200", "--budget", "1500"])
     assert compared.exit_code == 0, compared.output
     lines = compared.output.splitlines()
     assert sum(line.startswith(("fixed ", "recursive ")) for line in lines) == 4  # every build row
+    last_build = max(n for n, line in enumerate(lines) if line.startswith(("fixed ", "recursive ")))
+    assert lines[last_build + 1] == ("found: questions whose evidence quotes (without evidence: an expected page or "
+                                     "document) are in the 1,500 characters handed over, best hits first")  # the run's
     assert any("tied with the best" in line for line in lines) and "embedded now" in compared.output
     assert "not built: llm (" in compared.output and "model-backed builds: 0" not in compared.output
 
@@ -238,3 +242,62 @@ def test_compare_chunking_saves_its_run_under_its_name(tmp_path):
     assert done.exit_code == 0, done.output
     (row,) = list_runs(str(tmp_path / "runs")).itertuples()
     assert row.name == "two techniques" and row.status == "completed" and "found)" in row.best
+
+
+def test_golden_check_counts_add_up_and_notes_stand_on_their_own_line(tmp_path):
+    rows = ['{"question": "", "expected": []}',                                                # 1 template: not scored
+            '{"id": "1", "question": "Can I defer?", "expected": ["deferment"], "draft": true}',  # 2 ready, a draft
+            '{"id": "2", "question": "Stolen card?", "expected": ["card-fraud"]}',                # 3 ready
+            '{"id": "3", "question": "Misspelt?", "expeted": ["x"]}',                             # 4 two errors
+            '{"id": "2", "question": "Used twice?", "expected": ["mortgage"]}',                   # 5 labelled, id used twice
+            '{not json',                                                                          # 6 error
+            '{"question": "Branch?", "expected": {"mortgage": 0}}']                               # 7 no grade above 0
+    golden = tmp_path / "g.jsonl"
+    golden.write_text("\n".join(rows) + "\n")
+    done = runner.invoke(app, ["golden", "check", str(golden)])
+    lines = done.output.splitlines()
+    assert done.exit_code == 1 and lines[0] == (f"{golden}: 7 rows: 2 ready (1 still a draft), 3 with errors, 2 not "
+                                                "scored; 4 error(s), 3 note(s)"), done.output
+    assert lines[-1] == "fix the errors before a run"  # advice on a line of its own, not after the counts
+    assert len(lines) == 9 and all(line.startswith(("  error: line ", "  note: line ")) for line in lines[1:-1])
+    counts = json.loads(runner.invoke(app, ["golden", "check", str(golden), "--json"]).output)["counts"]
+    assert counts == {"rows": 7, "ready": 2, "drafts": 1, "with_errors": 3, "not_scored": 2}
+    ragas = runner.invoke(app, ["golden", "check", "data/anchors/ragas_testset.jsonl"])  # errors for want of --collection
+    assert ragas.output.splitlines()[0].endswith(": 3 rows: 1 ready, 2 with errors, 0 not scored; 2 error(s), 0 note(s)")
+    assert ragas.output.splitlines()[-1] == "fix the errors before a run"
+    fine = runner.invoke(app, ["golden", "check", "data/golden/sample.jsonl"])
+    assert fine.exit_code == 0 and fine.output == ("data/golden/sample.jsonl: 6 rows: 6 ready, 0 with errors, 0 not "
+                                                   "scored; 0 error(s), 0 note(s)\n")
+
+
+def test_a_file_pattern_is_expanded_and_one_that_matches_nothing_says_so(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nCustomers in disaster areas can defer loan payments.")
+    (docs / "b.md").write_text("# B\n\nA stolen card is blocked the day it is reported.")
+    root = tmp_path / "cols"
+    for command in (["add", "pol", str(docs / "*.pdf"), "--path", str(root)],
+                    ["golden", "check", str(tmp_path / "*.jsonl")],
+                    ["report", "pol", "--golden", str(tmp_path / "g*.jsonl"), "--path", str(root)]):
+        done = runner.invoke(app, command)
+        pattern = next(arg for arg in command if "*" in arg)
+        assert done.exit_code == 3 and done.output == f"error: no file matches {pattern}\n", (command, done.output)
+    assert not root.exists()  # a pattern that matched nothing adds nothing
+    done = runner.invoke(app, ["add", "pol", str(docs / "*.md"), "--path", str(root)])  # quoted, as Windows passes it
+    assert done.exit_code == 0 and "added 2 document(s) to pol" in done.output, done.output
+    for name in ("g1.jsonl", "g2.jsonl"):
+        (tmp_path / name).write_text('{"question": "Can I defer?", "expected": ["a.md"]}\n')
+    two = runner.invoke(app, ["golden", "check", str(tmp_path / "g*.jsonl")])
+    assert two.exit_code == 2 and f"{tmp_path / 'g*.jsonl'} matches 2 files" in two.output
+    one = runner.invoke(app, ["golden", "check", str(tmp_path / "g1.json?")])
+    assert one.exit_code == 0 and one.output.startswith(f"{tmp_path / 'g1.jsonl'}: 1 row: 1 ready"), one.output
+
+
+def test_golden_export_says_its_note_on_a_line_of_its_own(tmp_path):
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "1", "question": "Can I defer?", "expected": {"deferment.md": 2, "savings.txt": 0}}\n')
+    done = runner.invoke(app, ["golden", "export", str(golden), "--to", "ragas", "--out", str(tmp_path / "r.jsonl")])
+    assert done.exit_code == 0 and done.output.splitlines() == [
+        f"wrote 1 row(s) as a ragas test set to {tmp_path / 'r.jsonl'}",
+        "note: ragas' reference_context_ids hold no grades: 1 graded row(s) list their relevant labels there, the "
+        "grades stay in the vectrixdb field"]

@@ -78,6 +78,7 @@ def test_runs_list_show_and_compare(tmp_path):
     assert listed.exit_code == 0 and "one doc" in listed.output and "completed" in listed.output
     shown = run("runs", "show", a["run_id"], "--folder", tmp_path)
     assert shown.exit_code == 0 and "status: completed" in shown.output
+    assert "[low, high]" not in shown.output  # no intervals, no legend
     compared = run("runs", "compare", a["run_id"], b["run_id"], "--folder", tmp_path)
     assert compared.exit_code == 0 and "doc_recall" in compared.output
     missing = run("runs", "show", "nope", "--folder", tmp_path)
@@ -104,6 +105,9 @@ def test_report_says_its_search_mode_and_saved_runs_carry_their_name(policies, t
     assert listed.loc["keyword baseline", "kind"] == "retrieval" and listed.loc["all setups", "kind"] == "evaluate"
     best = listed.loc["all setups", "best"]  # the best setup in words, not JSON with None in it
     assert "None" not in best and "ndcg@3" in best and best.split(" · ")[0] in ("dense", "keyword", "hybrid")
+    shown = run("runs", "show", listed.loc["keyword baseline", "run_id"], "--folder", tmp_path / "runs")
+    assert shown.exit_code == 0 and "ci={confidence: 0.9500" in shown.output.splitlines()[0], shown.output
+    assert shown.output.splitlines()[1].startswith("ci [low, high]: 95% interval over questions: Wilson")  # under it
     refused = run("report", "test", "--golden", golden, "--name", "unsaved", *where)
     assert refused.exit_code == 2 and "--save-to" in refused.output
 

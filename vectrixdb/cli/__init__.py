@@ -6,6 +6,7 @@
     write.py     golden write / golden audit
     serve.py     serve (the dashboard) and export (PDF, offline HTML)
     writer.py    writer check (is the chat model there?)
+    paths.py     file arguments that are glob patterns: expanded, or `no file matches PATTERN`
 
 A new command group: a module here with `register(app, open_collection)` (or a Typer app), and one
 line in commands.py's `_register_more`. The CLI sits on top: it may import anything; nothing else

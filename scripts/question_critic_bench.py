@@ -95,7 +95,7 @@ def main() -> int:
         rows, started = [], time.perf_counter()
         for label, cases in ((1, ALONE), (0, NOT_ALONE)):
             for question, answer in cases:
-                hit = db.search(f"{answer} {question}", 1)[0]
+                hit = db.search(f"{answer} {question}", 1, mode="dense")[0]
                 text = hit.text[:1000]
                 passage = Passage(0, hit.chunk_id, hit.doc_id, text, (hit.pages[0],), (), ((hit.pages[0], text),))
                 got = writer.ask(prompt(question, answer, "fact", [passage], [text[:300]]), prompts.QUESTION_SCORES,

@@ -40,7 +40,8 @@ def phase(folder: str, executor: str, pages: int, grid: dict) -> dict:
     questions = [q for q in load_questions(str(GOLDEN))
                  if all(int(e.rsplit("=", 1)[1]) <= pages for e in q.expected if "#page=" in e)]
     start = time.perf_counter()
-    report = sweep({doc.doc_id: doc}, questions, by="page", executor=executor, progress=False, **grid)
+    report = sweep({doc.doc_id: doc}, questions, by="page", executor=executor, progress=False, search=({"mode": "dense"},),
+                   **grid)
     seconds = time.perf_counter() - start
     rows = json.loads(report.frame.drop(columns=["build_s", "median_search_ms"])
                       .sort_values(["chunk", "chunk_size", "embed_heading"]).to_json(orient="records"))

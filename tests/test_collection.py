@@ -175,8 +175,8 @@ def test_two_vector_spaces_of_the_same_chunks(policies):
                                              models.Normalize()], device="cpu")
     n = policies.add_vectors("cls", SentenceEmbedder(cls_model, name="minilm-cls-pooling"), progress=False)
     assert n == policies.info()["chunks"] and set(policies.spaces) == {"default", "cls"}
-    default = policies.search("stolen card", 4)
-    cls = policies.search("stolen card", 4, vectors="cls")
+    default = policies.search("stolen card", 4, mode="dense")
+    cls = policies.search("stolen card", 4, mode="dense", vectors="cls")
     assert {h.chunk_id for h in default} == {h.chunk_id for h in cls}
     assert not np.allclose([h.score for h in default], [h.score for h in cls])
     policies.add_document("Stolen cards are replaced the same day.", doc_id="replace")  # both spaces embed it

@@ -110,7 +110,9 @@ def test_fused_scores_are_refused_with_the_mode_to_use(policies):
     hits = policies.search("stolen card", 3, mode="hybrid")
     assert {h.score_kind for h in hits} == {"rrf"}
     assert {h.score_kind for h in policies.search("stolen card", 3, mode="keyword")} == {"bm25"}
-    assert {h.score_kind for h in policies.search("stolen card", 3)} == {"cosine"}
+    assert {h.score_kind for h in policies.search("stolen card", 3, mode="dense")} == {"cosine"}
+    assert {h.score_kind for h in policies.search("stolen card", 3)} == {"rrf"}  # hybrid, the default
+    assert answer_cutoff(policies, _questions(), OUTSIDE, n_resamples=50)["mode"] == "dense"  # not search's default
 
 
 def test_after_a_rerank_a_hit_carries_the_rerankers_score(policies):

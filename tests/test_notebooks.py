@@ -25,6 +25,22 @@ def test_there_are_notebooks_and_each_is_its_source_run():
         assert code(source) == code(built), f"{path.name} is not its .py source run: python scripts/build_notebooks.py"
 
 
+def test_no_published_progress_bar_shows_its_first_frame():
+    """A tqdm bar saved as a widget shows "0/307" to whoever opens the file without its kernel: the
+    published outputs hold the line each bar ended on (scripts/build_notebooks.py settles them)."""
+    import json
+    import re
+
+    for path in NOTEBOOKS:
+        for cell in json.loads(path.read_text())["cells"]:
+            for out in cell.get("outputs", []):
+                data = out.get("data", {})
+                shown = "".join(data.get("text/plain", ""))
+                stalled = "application/vnd.jupyter.widget-view+json" in data and (
+                    re.search(r"\b0%\|", shown) or shown.strip() == "Output()")
+                assert not stalled, f"{path.name}: {shown[:80]!r}"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs(path, tmp_path, monkeypatch, request):

@@ -341,6 +341,7 @@ def test_a_registered_measure_is_a_report_column_equal_to_metric_table(policies,
           Question("overpay mortgage penalty", None, ["mortgage", "deferment"], "3"),
           Question("fees waived for displaced customers", None, ["emergency-fund"], "4")]
     report = retrieval_report(policies, qs, k=(1, 3), measures=("dcg@3", "DCG@1"))
+    assert report["search"] == {"mode": "hybrid"}  # no mode given: the default, recorded
     frame = report.frame
     assert {"dcg@3", "dcg@1"} <= set(frame.columns)
     lists = {q: list(ids) for q, ids in frame["retrieved"].items()}  # the top 3 documents each question got
@@ -353,9 +354,9 @@ def test_a_registered_measure_is_a_report_column_equal_to_metric_table(policies,
     assert report["measures"] == {"dcg@3": pytest.approx(frame["dcg@3"].mean()),
                                   "dcg@1": pytest.approx(frame["dcg@1"].mean())}
     assert frame["dcg@3"].max() > 1.0 and frame["dcg@3"].tolist() != frame["ndcg@3"].tolist()  # dcg, not ndcg
-    compared = evaluate(policies, qs, k=(1, 3), modes=("dense", "keyword"), measures=["dcg@3"], progress=False)
-    dense = compared.frame.set_index("mode").loc["dense"]
-    assert dense["dcg@3"] == pytest.approx(report["measures"]["dcg@3"])  # the same default search
+    compared = evaluate(policies, qs, k=(1, 3), modes=("hybrid", "keyword"), measures=["dcg@3"], progress=False)
+    hybrid = compared.frame.set_index("mode").loc["hybrid"]
+    assert hybrid["dcg@3"] == pytest.approx(report["measures"]["dcg@3"])  # the same search: hybrid, the default
 
     asked = []
     counting = lambda query: asked.append(query) or ["deferment"]  # noqa: E731

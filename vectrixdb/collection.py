@@ -429,10 +429,10 @@ class Vectrix:
                 "chunking": self.catalog.get("chunking"), "generation": self.catalog.generation()}
 
     # search ---------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 10, *, mode: str = "dense", rerank: Reranker | bool | None = None,
+    def search(self, query: str, k: int = 10, *, mode: str = searching.DEFAULT_MODE, rerank: Reranker | bool | None = None,
                vectors: str | None = None, where: dict | None = None, _principal: dict | None = None) -> list[Hit]:
-        """Ranked hits for a query. mode: dense (cosine on the vector space `vectors`), keyword (BM25)
-        or hybrid (reciprocal rank fusion of both); rerank: a cross-encoder re-scores the top
+        """Ranked hits for a query. mode: hybrid, the default (reciprocal rank fusion of the two
+        others), dense (cosine on the vector space `vectors`) or keyword (BM25); rerank: a cross-encoder re-scores the top
         candidates; where: metadata filter, e.g. {"year": 2021} or {"doc_id": [...]}.
 
         What a k gets is the first k of what any larger k gets, in every mode, because each mode's

@@ -19,6 +19,11 @@ from vectrixdb.store.vectors import search_breadth
 from vectrixdb.roles import Reranker
 
 MODES = ("dense", "keyword", "hybrid")
+# What search, a report and the CLI use when no mode is given: the best nDCG@10 on both published data
+# sets (benchmarks/default_mode.json, int8 MiniLM): above dense by +0.036 [0.008, 0.064] on SciFact and
+# +0.143 [0.048, 0.255] on uber_2021's page labels; above keyword by +0.022 and +0.007, within the
+# noise of those questions. A cut-off (answer_cutoff) needs comparable scores and says dense itself.
+DEFAULT_MODE = "hybrid"
 SCORE_KINDS = {"dense": "cosine", "keyword": "bm25", "hybrid": "rrf"}  # what a hit's score is, by mode
 RRF_K = 60  # Cormack, Clarke & Buettcher (2009): score = sum over rankings of 1 / (60 + rank)
 # Hybrid search fuses a dense and a keyword pool of this fixed depth whatever k is, so search(q, k)
@@ -120,7 +125,7 @@ def doc_of(chunk_id: str) -> str:
     return chunk_id.rsplit("::", 1)[0]
 
 
-def search(db, query: str, k: int = 10, *, mode: str = "dense", rerank: Reranker | bool | None = None,
+def search(db, query: str, k: int = 10, *, mode: str = DEFAULT_MODE, rerank: Reranker | bool | None = None,
            vectors: str | None = None, where: dict | None = None, principal: dict | None = None) -> list[Hit]:
     """Vectrix.search for `db`, a Vectrix (its docstring states the rule): the mode's one ranking read
     deeper until k hits are found or every candidate is seen, then optionally reranked."""

@@ -125,8 +125,10 @@ def add(name: str, files: List[str] = typer.Argument(..., help="files (text, Mar
     Ctrl-C stops it with exit status 130 and a line saying whether anything was added (the batch is
     one transaction: stopped before its commit, nothing is); the texts embedded by then are cached."""
     from vectrixdb import io
+    from vectrixdb.cli.paths import files as matched
     from vectrixdb.collection import Vectrix
 
+    files = matched(files)  # a quoted pattern, or one the shell found nothing for: `no file matches`
     db = Vectrix(name, path=path)
     before = _generation(name, path)
     sources = [f if io.is_remote(f) else Path(f) for f in files]  # each argument is a file, never text
@@ -154,7 +156,7 @@ def _generation(name: str, path: Optional[Path]) -> int | None:
 
 @app.command()
 def search(name: str, query: str, k: int = typer.Option(5, "-k", help="how many hits"),
-           mode: str = typer.Option("dense", help="dense, keyword or hybrid"),
+           mode: str = typer.Option("hybrid", help="hybrid (the default), dense or keyword"),
            vectors: Optional[str] = typer.Option(None, help="vector space"),
            as_json: bool = typer.Option(False, "--json", help="print JSON lines"),
            as_: Optional[List[str]] = typer.Option(None, "--as", help=AS_HELP),
@@ -183,12 +185,14 @@ def sweep_cmd(files: List[str] = typer.Argument(..., help="the original document
               size: List[int] = typer.Option([1000], help="chunk size (repeat for several)"),
               heading: Optional[bool] = typer.Option(None, "--heading/--no-heading",
                                                      help="embed the heading path, or not; leave out to build both"),
-              mode: List[str] = typer.Option(["dense"], help="search mode (repeat for several)"),
+              mode: List[str] = typer.Option(["hybrid"], help="search mode: hybrid, dense or keyword (repeat for several)"),
               by: str = typer.Option("doc", help="grain: doc, page, chunk or evidence"),
               as_json: bool = typer.Option(False, "--json", help="print the report as JSON")):
     """Build every chunking setting in a scratch folder and rank them on the golden questions."""
+    from vectrixdb.cli.paths import files as matched, one_file
     from vectrixdb.evaluation.retrieval.sweep import sweep, sweep_markdown
 
+    files, golden = matched(files), one_file(golden)
     report = sweep(files, golden, chunk=chunk, chunk_size=size, embed_heading=[False, True] if heading is None else
                    [heading], search=[{"mode": m} for m in mode], by=by)
     typer.echo(report.to_json() if as_json else "\n".join([sweep_markdown(report)] + [
@@ -220,9 +224,11 @@ def compare_chunking_cmd(files: List[str] = typer.Argument(..., help="the origin
                          as_json: bool = typer.Option(False, "--json", help="print the report as JSON")):
     """Compare the chunking techniques with the same character budget, with exact tests. A chat
     model (--chat, --llm-cuts, --notes) is asked for one word before any document is read."""
+    from vectrixdb.cli.paths import files as matched, one_file
     from vectrixdb.evaluation.chunking.compare import compare_chunking
     from vectrixdb.evaluation.chunking.config import CompareConfig
 
+    files, golden = matched(files), one_file(golden)
     if run_name is not None and save_to is None:
         raise BadInput("--name names a saved run: give --save-to too")
     writer = None
@@ -258,6 +264,11 @@ def comparison_text(report) -> str:
         right = f"  {row.right:>5}" if "right" in report.frame else ""
         lines.append(f"{row.technique:<14} {row.chunk_size:>5}  {'yes' if row.embed_heading else 'no':<7}  "
                      f"{row.found:>6}{right}  {row.chunks:>7}")
+    lines.append(f"found: questions whose evidence quotes (without evidence: an expected page or document) are in the "
+                 f"{report['budget']:,} characters handed over, best hits first")
+    if "right" in report.frame:
+        lines.append("right: questions the chat model answered right from those characters alone (judged against "
+                     "the reference)")
     lines.append(f"\neach technique's best build ({decided} decides; of {report['questions']} questions):")
     for t in report["techniques"]:
         if t["p_value"] is None:
@@ -283,14 +294,16 @@ def golden_check(file: str, collection: Optional[str] = typer.Option(None, help=
                  as_: Optional[List[str]] = typer.Option(None, "--as", help=AS_HELP),
                  path: Optional[Path] = typer.Option(None, help=PATH_HELP)):
     """Print every finding in a golden file; exit 1 when there is an error."""
+    from vectrixdb.cli.paths import one_file
     from vectrixdb.evaluation.golden.schema import check_golden
 
     if as_ and not collection:
         raise BadInput("--as needs --collection: a principal sees a collection")
-    check = check_golden(file, _open(collection, path, as_) if collection else None)
+    check = check_golden(one_file(file), _open(collection, path, as_) if collection else None)
     if as_json:
         typer.echo(json.dumps({"path": check.path, "ok": check.ok, "rows": check.rows, "ready": check.ready,
-                               "outside": check.outside, "findings": [f.__dict__ for f in check.findings]}, indent=2))
+                               "outside": check.outside, "counts": check.counts(),
+                               "findings": [f.__dict__ for f in check.findings]}, indent=2))
     else:
         typer.echo(check.summary())
     raise typer.Exit(0 if check.ok else 1)
@@ -309,13 +322,14 @@ def golden_label(name: str, questions: str = typer.Option(..., help="questions t
     from dataclasses import replace
 
     from vectrixdb import io
+    from vectrixdb.cli.paths import one_file
     from vectrixdb.evaluation.golden.files import load_questions
     from vectrixdb.evaluation.golden.questions import save_questions
     from vectrixdb.evaluation.golden.suggest import suggest_expected
 
     if io.exists(out):
         raise AlreadyExists(f"{out} already exists; it may hold checked labels, so it is never written over")
-    rows = load_questions(questions)
+    rows = load_questions(one_file(questions))
     proposals = suggest_expected(_open(name, path, as_), rows, k=k, by=by)
     labelled = [replace(q, id=q.key(), expected=tuple(proposals[q.key()]), draft=True) for q in rows]
     save_questions([q for q in labelled if q.expected], out)
@@ -334,12 +348,15 @@ def golden_cutoff(name: str, golden: str = typer.Option(..., help="golden file")
                   path: Optional[Path] = typer.Option(None, help=PATH_HELP)):
     """Measure the score below which to decline answering, and print the table."""
     from vectrixdb import io
+    from vectrixdb.cli.paths import one_file
     from vectrixdb.evaluation.retrieval.cutoff import answer_cutoff, table_text
     from vectrixdb.reading import decode
 
+    golden = one_file(golden)
     db = _open(name, path, as_)
     outside = []
     if unanswerable:
+        unanswerable = one_file(unanswerable)
         outside = [line.strip() for line in decode(io.read_bytes(unanswerable), unanswerable).splitlines() if line.strip()]
     found = answer_cutoff(db, golden, outside, mode=mode, by=by)
     typer.echo(found.to_json() if as_json else table_text(found))

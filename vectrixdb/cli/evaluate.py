@@ -95,7 +95,7 @@ def register(app: typer.Typer, open_collection) -> None:
                    by: Optional[str] = typer.Option(None, help="grain: doc, page, chunk or evidence (default: what "
                                                     "the labels name; page when a row names a page)"),
                    k: List[int] = typer.Option([1, 3, 5, 10], "--k", "-k", help="cut-off (repeat for several)"),
-                   mode: str = typer.Option("dense", help="search mode"),
+                   mode: str = typer.Option("hybrid", help="search mode: hybrid (the default), dense or keyword"),
                    as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
                    as_csv: bool = typer.Option(False, "--csv", help="print the per-question table as CSV"),
                    fail_under: List[str] = typer.Option([], help="NAME=NUMBER, e.g. recall@5=0.8 (repeatable)"),
@@ -104,11 +104,13 @@ def register(app: typer.Typer, open_collection) -> None:
                    path: Optional[Path] = typer.Option(None, help="root folder of collections"),
                    principal: List[str] = typer.Option([], "--as", help="search as key=value (repeatable)")):
         """The retrieval report of collection NAME on a golden file, with its misses."""
+        from vectrixdb.cli.paths import one_file
         from vectrixdb.evaluation import retrieval_report
 
         limits = thresholds(fail_under, sorted(set(k)))
         if as_json and as_csv:
             raise BadInput("--json and --csv each print the whole report: give one")
+        golden = one_file(golden)
         db = open_collection(name, path, principal)
         report = retrieval_report(db, golden, k=tuple(k), by=by, mode=mode)
         _save(report, save_to, run_name)
@@ -131,9 +133,11 @@ def register(app: typer.Typer, open_collection) -> None:
                      path: Optional[Path] = typer.Option(None, help="root folder of collections"),
                      principal: List[str] = typer.Option([], "--as", help="search as key=value (repeatable)")):
         """Every way collection NAME can be searched, side by side; the gate judges the best setup."""
+        from vectrixdb.cli.paths import one_file
         from vectrixdb.evaluation import evaluate, retrieval_report
 
         limits = thresholds(fail_under, sorted(set(k)))
+        golden = one_file(golden)
         db = open_collection(name, path, principal)
         table = evaluate(db, golden, k=tuple(k), by=by, progress=False)
         _save(table, save_to, run_name)
@@ -175,8 +179,8 @@ def register(app: typer.Typer, open_collection) -> None:
         if as_json:
             typer.echo(report.to_json())
             return
-        typer.echo(f"{report!r}\nstatus: {report.meta.get('status')}"
-                   + (f" ({report.meta['error']})" if report.meta.get("error") else ""))
+        typer.echo("\n".join([repr(report), *interval_legend(report)]))
+        typer.echo(f"status: {report.meta.get('status')}" + (f" ({report.meta['error']})" if report.meta.get("error") else ""))
         if report.frame is not None:  # the per-question (or per-build) table, first 50 rows
             typer.echo(report.frame.head(50).to_string(max_colwidth=40)
                        + (f"\n... {len(report.frame) - 50} more rows (--json has them all)" if len(report.frame) > 50 else ""))
@@ -211,7 +215,7 @@ def report_text(report) -> str:
     ks = report["k"]
     ci = report.get("ci") or {}
     search = report.get("search") or {}
-    how = ", ".join(f"{key}={value}" for key, value in {"mode": "dense", **search}.items())
+    how = ", ".join(f"{key}={value}" for key, value in search.items()) or "the retriever given"
     lines = [f"{plural(report['questions'], 'question')} by {report['by']}{_grain_source(report)} "
              f"({report['unlabelled']} unlabelled); mrr@{report['depth']} {report['mrr']:.4f}; searched with {how}"]
     lines += cannot_fail_lines(report)
@@ -234,6 +238,20 @@ def report_text(report) -> str:
         lines.append(f"miss {miss['id']}: {miss['question'][:70]!r} expected {', '.join(miss['expected'])}; "
                      f"got {got}{later}")
     return "\n".join(lines)
+
+
+def interval_legend(report) -> list[str]:
+    """The line that says what a run's `ci` brackets are, under the line that prints them; none
+    when the run has no intervals. The level is the one the run recorded (an answer report records
+    none: 95% unless its `confidence=` said otherwise)."""
+    ci = report.get("ci")
+    if not ci:
+        return []
+    given = ci.get("confidence") if isinstance(ci, dict) else None
+    level = given if isinstance(given, float) else report.get("confidence")
+    method = ci.get("method") if isinstance(ci, dict) else None
+    how = f"{level:.0%} interval" if isinstance(level, float) else "interval at the run's level (95% unless set; not recorded)"
+    return [f"ci [low, high]: {how} {method or 'over questions'}"]
 
 
 def _grain_source(report) -> str:

@@ -56,9 +56,21 @@ def evaluations(site: Site, type: str = "", state: str = "", sort: str = "run_id
         r["extra"] = {k: v for k, v in r.items() if k not in {c for c, _ in COLUMNS} |
                       {"kind", "extra", "units", "started", "error", "cannot_fail", "uncoloured"} and not k.endswith(" k")
                       and v is not None and v == v}
-    return {"rows": shown, "columns": COLUMNS, "scores": SCORES, "types": types, "states": STATES, "counts": counts,
+    return {"rows": shown, "columns": _with_k(COLUMNS, shown), "scores": SCORES, "types": types, "states": STATES, "counts": counts,
             "total": len(rows), "filters": {"type": type, "state": state}, "sort": sort, "order": order,
             "hidden": site.runs.unregistered()}
+
+
+def _with_k(columns: list[tuple[str, str]], rows: list[dict]) -> list[tuple[str, str]]:
+    """Each set-F1 column's header names the k its figures were read at ("Page F1@10"); where the
+    runs shown read it at different ks the header stays "@k" and each cell names its own under it."""
+    out = []
+    for key, label in columns:
+        ks = sorted({str(r[key + " k"]) for r in rows if r.get(key + " k")}, key=int)
+        if label.endswith("@k") and len(ks) < 2:
+            label = label[:-2] + (f"@{ks[0]}" if ks else "")
+        out.append((key, label))
+    return out
 
 
 def run_context(site: Site, run_id: str) -> dict[str, Any]:

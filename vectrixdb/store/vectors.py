@@ -42,10 +42,12 @@ _BLAS: list = []  # threadpoolctl's controller, made once (it looks up the loade
 
 def _one_blas_thread():
     """The exact search's matrix-vector product on one BLAS thread. It is at most EXACT_LIMIT rows:
-    on an idle 2-core machine a second thread saves under a millisecond at 20,000 x 384 (1.3 vs
-    1.9 ms), but on a busy one OpenBLAS's second thread waits for a core and one 1,651-row search
-    took 21 ms instead of ~1.4 (issue 51; benchmarks/search_under_load.json measures every mode).
-    Entering the limit costs ~0.01 ms."""
+    on a busy 2-core machine OpenBLAS's second thread waited for a core and one 1,651-row search
+    took 21 ms instead of ~1.4 (issue 51). benchmarks/search_under_load.json measures whole searches
+    both ways in turns (11,190 vectors, an AMD EPYC with AVX2): idle, one thread costs half a
+    millisecond (p50 2.45 against 1.95 ms); beside two busy processes the two are within noise (p50
+    6.9 / 6.5 ms, p95 11 / 12 ms; beside two BLAS-busy ones p50 11 / 12 ms, p95 24 / 24 ms), so the
+    21 ms stall did not recur there, and one thread is kept for the machine where it did."""
     from threadpoolctl import ThreadpoolController
 
     if not _BLAS:

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from vectrixdb.evaluation.runs.report import Report
 from vectrixdb.roles import EmbeddingModel, Questions
+from vectrixdb.search import DEFAULT_MODE
 
 
 def read_documents(documents: Any) -> list:
@@ -33,7 +34,7 @@ def read_documents(documents: Any) -> list:
 
 def sweep(documents: Any, questions: Questions, *, chunk: Sequence[str] = ("recursive",),
           chunk_size: Sequence[int] = (1000,), embed_heading: Sequence[bool] = (False,),
-          search: Sequence[dict] = ({"mode": "dense"},), k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
+          search: Sequence[dict] = ({"mode": DEFAULT_MODE},), k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
           model: EmbeddingModel = None, executor: str = "local", progress: bool = True) -> Report:
     """Build every (chunk, chunk_size, embed_heading) in a scratch folder and ask every question with
     each search setting. Each build is a cell (vectrixdb.executors): executor="ray" spreads them over

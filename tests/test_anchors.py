@@ -116,8 +116,8 @@ def test_deepeval_goldens_as_one_json_array_with_source_file_and_name(uber, tmp_
 
 def test_a_bad_row_is_an_error_on_its_line(tmp_path):
     path = jsonl(tmp_path / "r.jsonl", [{"user_input": "fine?", "reference_context_ids": ["a"]},
-                                        {"user_input": [{"content": "hi", "type": "human"}]}])
-    with pytest.raises(BadInput, match=r"line 2, user_input: a multi-turn sample"):
+                                        {"user_input": [{"content": "hi", "type": "robot"}]}])
+    with pytest.raises(BadInput, match=r"line 2, user_input: message 1 must be an object with content and type"):
         load_questions(path)
     broken = tmp_path / "broken.json"
     broken.write_text('[\n  {"input": "one?", "source_file": "a"},\n  {"input": "two?" "source_file": "b"}\n]\n')

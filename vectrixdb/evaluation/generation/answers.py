@@ -2,7 +2,8 @@
 
 answer_report(questions, answers, judge): `answers` maps a question's key (Question.key(): its id)
 to {"answer": text, "sources": [ids or texts]}; every answered question is judged on each metric
-(Bedrock's four by default: correctness, completeness, faithfulness, helpfulness). The frame
+(Bedrock's four by default: correctness, completeness, faithfulness, helpfulness); a conversation's
+answer, the reply to its last user turn, is judged with its earlier turns as context (judges.py). The frame
 holds each question's score, reason and outcome per metric; `report["metrics"]` the means, with
 95% intervals over questions in `report["ci"]` (stats.bootstrap_interval's rule).
 
@@ -37,7 +38,8 @@ from vectrixdb.roles import Judge, Questions
 
 def judge_items(judge: Judge, items: list[dict], metrics: Sequence[str], *, repeats: int = 1,
                 threshold: float = 0.5) -> list[dict]:
-    """Judge every item (key, question, reference, answer, sources) on every metric, `repeats`
+    """Judge every item (key, question, reference, answer, sources, and a conversation's earlier
+    `turns` as (role, text) pairs when it has them) on every metric, `repeats`
     times; one row per item with `<metric>`, `<metric> reason`, `<metric> outcome`, and with
     repeats > 1 `<metric> spread` and `<metric> flipped`."""
     if repeats < 1:
@@ -50,7 +52,7 @@ def judge_items(judge: Judge, items: list[dict], metrics: Sequence[str], *, repe
         n, metric, r = ask
         item = items[n]
         return call(metric, item["question"], item.get("reference"), item["answer"], item.get("sources") or [],
-                    repeat=r)
+                    repeat=r, turns=item.get("turns") or ())
 
     asks = [(n, metric, r) for n in range(len(items)) for metric in metrics for r in range(repeats)]
     # every verdict at once, up to a ChatWriter's max_concurrency (a function judge: one at a time, in order)
@@ -122,7 +124,7 @@ def answer_report(questions: Questions, answers: dict[str, dict], judge: Judge, 
         if not isinstance(given, dict) or not isinstance(given.get("answer"), str):
             raise BadInput(f"answers[{q.key()!r}] must be {{'answer': text, 'sources': [...]}}, not {given!r}")
         items.append({"key": q.key(), "question": q.question, "reference": q.reference, "answer": given["answer"],
-                      "sources": list(given.get("sources") or [])})
+                      "sources": list(given.get("sources") or []), "turns": list(q.turns)})
     for metric in metrics:  # every declared input present before any judge is asked
         check_inputs(rubric(metric).name, items)
     cost_before = _model_totals(judge)

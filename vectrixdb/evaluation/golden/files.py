@@ -66,7 +66,8 @@ def load_questions(path: str, collection: Collection | None = None, *, by: str =
             if findings:
                 raise BadInput(f"{path}, line {n}{', ' + findings[0].field if findings[0].field else ''}: "
                                f"{findings[0].message}")
-            known = {k: row[k] for k in ("question", "reference", "expected", "id", "evidence", "hint", "draft") if k in row}
+            known = {k: row[k] for k in ("question", "reference", "expected", "id", "evidence", "hint", "draft", "turns")
+                     if k in row}
             if known.get("id") is not None:
                 known["id"] = str(known["id"])
             out.append(Question(**{"question": "", **known}, line=n))

@@ -6,6 +6,13 @@ and `draft` when there are. `expected` names documents by id (`deferment`) or on
 (`{"deferment": 2, "faq": 1}`; a grade of 0 means judged and not relevant). A plain list means
 grade 1 for each. load_questions() also reads a Bedrock RAG evaluation prompt dataset
 (`conversationTurns` with `prompt` and `referenceResponses`), whose rows have no labels yet.
+
+Conversations: a row may hold the earlier turns of a conversation, `turns`, a list of
+`{"role": "user" | "assistant" | "tool", "content": text}` in order; `question` is then the last
+user turn (what is searched by default) and `reference` the answer to it. A row without earlier
+turns has no `turns` field and is written exactly as before. A Bedrock row's every turn is read:
+the earlier turns' prompts (user) and first reference responses (assistant) become `turns`, the
+last turn's prompt the question and its first reference response the reference.
 """
 from __future__ import annotations
 
@@ -13,7 +20,7 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Generator, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Generator, Iterable, Mapping, NamedTuple
 
 import numpy as np
 
@@ -21,6 +28,32 @@ from vectrixdb.errors import BadInput
 from vectrixdb.roles import Questions, Retriever
 
 PAGE_LABEL = re.compile(r"^(?P<doc>.+)#page=(?P<page>[1-9][0-9]*)$")
+ROLES = ("user", "assistant", "tool")  # a turn's role, as golden.schema.json allows it
+
+
+class Turn(NamedTuple):
+    """One earlier turn of a conversation: who spoke (user, assistant, tool) and what was said."""
+
+    role: str
+    content: str
+
+
+def as_turns(value: Any) -> tuple[Turn, ...]:
+    """Turns from Turn records, (role, content) pairs or {"role", "content"} objects; BadInput naming the
+    turn (counted from 1) that is none of these or whose role is not one of ROLES."""
+    out = []
+    for n, turn in enumerate(value or (), start=1):
+        if isinstance(turn, dict):
+            role, content = turn.get("role"), turn.get("content")
+        elif isinstance(turn, (tuple, list)) and len(turn) == 2:
+            role, content = turn
+        else:
+            raise BadInput(f"turn {n} must be a (role, content) pair or an object with role and content, not {turn!r}")
+        if role not in ROLES or not isinstance(content, str):
+            raise BadInput(f"turn {n}: role must be one of {', '.join(ROLES)} and content a string, "
+                           f"not {role!r} and {type(content).__name__}")
+        out.append(Turn(role, content))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -34,14 +67,17 @@ class Question:
     draft: bool = False
     line: int | None = field(default=None, compare=False, repr=False)  # where it was read from
     grades: tuple[float, ...] = ()  # one per expected entry; empty means 1 for each
+    turns: tuple[Turn, ...] = ()  # the conversation before `question`, in order; empty for a single question
 
     if TYPE_CHECKING:  # what __init__ takes: __post_init__ makes tuples of a list, a {label: grade} dict, one string
         def __init__(self, question: str, reference: str | None = None,
                      expected: str | Iterable[str] | Mapping[str, float] = (), id: str | None = None,
                      evidence: str | Iterable[str] = (), hint: str | None = None, draft: bool = False,
-                     line: int | None = None, grades: Iterable[float] = ()) -> None: ...
+                     line: int | None = None, grades: Iterable[float] = (),
+                     turns: Iterable[Turn | tuple[str, str] | Mapping[str, str]] = ()) -> None: ...
 
     def __post_init__(self):
+        object.__setattr__(self, "turns", as_turns(self.turns))
         expected = self.expected
         if isinstance(expected, dict):  # {label: grade}
             object.__setattr__(self, "grades", tuple(float(g) for g in expected.values()))
@@ -70,8 +106,20 @@ class Question:
         row keeps its name when rows are added or moved."""
         if self.id is not None and str(self.id) != "":
             return str(self.id)
-        folded = " ".join(self.question.casefold().split())
-        return "q-" + hashlib.sha256(folded.encode("utf-8")).hexdigest()[:10]
+        return "q-" + hashlib.sha256(self.folded().encode("utf-8")).hexdigest()[:10]
+
+    def folded(self) -> str:
+        """The question's text, whitespace and case folded, after its earlier turns when it has them
+        (`role: text` each, a line apart), so two conversations ending in the same words are told apart."""
+        fold = lambda text: " ".join(text.casefold().split())  # noqa: E731
+        return "\n".join([f"{t.role}: {fold(t.content)}" for t in self.turns] + [fold(self.question)])
+
+    def conversation(self) -> str:
+        """The conversation written out, one `role: text` line a turn, the question last as `user:`;
+        the question alone when there are no earlier turns."""
+        if not self.turns:
+            return self.question
+        return "\n".join(f"{t.role}: {t.content}" for t in (*self.turns, Turn("user", self.question)))
 
     @property
     def documents(self) -> tuple[str, ...]:
@@ -84,10 +132,11 @@ class Question:
         return tuple((d, p) for d, p in map(split_label, self.expected) if p is not None)
 
     def to_json(self) -> dict[str, Any]:
-        row = {k: v for k, v in asdict(self).items() if k not in ("line", "grades")}
+        row = {k: v for k, v in asdict(self).items() if k not in ("line", "grades", "turns")}
         row["evidence"] = list(self.evidence)
         expected: Any = {e: _number(g) for e, g in self.graded()} if self.grades else list(self.expected)
-        return {k: v for k, v in row.items() if v not in (None, [], False, ())} | {"expected": expected}
+        turns = {"turns": [t._asdict() for t in self.turns]} if self.turns else {}  # first: the conversation reads in order
+        return turns | {k: v for k, v in row.items() if v not in (None, [], False, ())} | {"expected": expected}
 
 
 def _number(grade: float) -> int | float:
@@ -221,37 +270,47 @@ def is_bedrock(row: dict) -> bool:
 
 
 def from_bedrock(row: dict, line: int) -> Question:
-    """A Bedrock prompt-dataset row: the first turn's prompt and reference response, no labels."""
-    turn = (row.get("conversationTurns") or [{}])[0]
-    prompt = turn.get("prompt", {}).get("content", [{}])
-    refs = turn.get("referenceResponses") or [{}]
+    """A Bedrock prompt-dataset row, no labels: every turn read (the module docstring says how), the
+    last turn's prompt the question and its first reference response the reference."""
     text = lambda parts: " ".join(p.get("text", "") for p in parts if isinstance(p, dict)).strip() or None  # noqa: E731
-    ref = text(refs[0].get("content", [])) if refs else None
-    return Question(text(prompt) or "", ref, (), None, line=line)
+    said = []  # (prompt, first reference response) per turn
+    for turn in row.get("conversationTurns") or [{}]:
+        refs = turn.get("referenceResponses") or [{}]
+        said.append((text(turn.get("prompt", {}).get("content", [{}])) or "",
+                     text(refs[0].get("content", [])) if refs else None))
+    turns: list[tuple[str, str]] = []
+    for prompt, ref in said[:-1]:  # an earlier turn without a reference response adds its prompt alone
+        turns += [("user", prompt)] + ([("assistant", ref)] if ref is not None else [])
+    return Question(said[-1][0], said[-1][1], (), None, line=line, turns=turns)
 
 
 def bedrock_problems(row: dict) -> list[tuple[str, str]]:
-    """(field, message) for each way a Bedrock prompt-dataset row is malformed; empty when it reads."""
+    """(field, message) for each way a Bedrock prompt-dataset row is malformed, every turn checked
+    (a message names the turn, from 1, when the row has several); empty when it reads."""
     turns = row.get("conversationTurns")
     if not isinstance(turns, list) or not turns:
         return [("conversationTurns", "must be a non-empty list of turns")]
-    turn = turns[0]
-    if not isinstance(turn, dict):
-        return [("conversationTurns", "a turn must be an object with prompt and referenceResponses")]
     out = []
-    prompt = turn.get("prompt")
-    content = prompt.get("content") if isinstance(prompt, dict) else None
-    if not isinstance(content, list) or not content:
-        out.append(("conversationTurns.prompt", "must be an object whose content is a non-empty list"))
-    elif not all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in content):
-        out.append(("conversationTurns.prompt", "each content part must be an object with text as a string"))
-    refs = turn.get("referenceResponses", [])
-    if not isinstance(refs, list) or not all(
-            isinstance(r, dict) and isinstance(r.get("content", []), list)
-            and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in r.get("content", []))
-            for r in refs):
-        out.append(("conversationTurns.referenceResponses",
-                    "must be a list of objects whose content parts hold text as a string"))
+    for n, turn in enumerate(turns, start=1):
+        which = f"turn {n}: " if len(turns) > 1 else ""
+        if not isinstance(turn, dict):
+            out.append(("conversationTurns", f"{which}a turn must be an object with prompt and referenceResponses"))
+            continue
+        prompt = turn.get("prompt")
+        content = prompt.get("content") if isinstance(prompt, dict) else None
+        if not isinstance(content, list) or not content:
+            out.append(("conversationTurns.prompt", f"{which}must be an object whose content is a non-empty list"))
+        elif not all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in content):
+            out.append(("conversationTurns.prompt", f"{which}each content part must be an object with text as a string"))
+        elif not " ".join(p["text"] for p in content).strip() and n < len(turns):
+            out.append(("conversationTurns.prompt", f"{which}an earlier turn's prompt has no text"))
+        refs = turn.get("referenceResponses", [])
+        if not isinstance(refs, list) or not all(
+                isinstance(r, dict) and isinstance(r.get("content", []), list)
+                and all(isinstance(p, dict) and isinstance(p.get("text"), str) for p in r.get("content", []))
+                for r in refs):
+            out.append(("conversationTurns.referenceResponses",
+                        f"{which}must be a list of objects whose content parts hold text as a string"))
     return out
 
 

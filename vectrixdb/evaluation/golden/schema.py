@@ -100,7 +100,9 @@ def schema_findings(row: dict, line: int, held: Any = None) -> list[Finding]:
     out = []
     for err in Draft202012Validator(schema()).iter_errors(row):
         where = err.path[0] if err.path else None
-        if err.validator == "additionalProperties":
+        if where == "turns" and len(err.path) > 1:  # one turn: named by its place, from 1
+            out.append(Finding(line, "turns", "error", _turn_message(err)))
+        elif err.validator == "additionalProperties":
             for extra in sorted(set(row) - set(known)):
                 guess = difflib.get_close_matches(extra, known, n=1, cutoff=0.6)
                 hint = f"; did you mean {guess[0]!r}?" if guess else f"; the fields are {', '.join(known)}"
@@ -117,6 +119,24 @@ def schema_findings(row: dict, line: int, held: Any = None) -> list[Finding]:
         else:
             out.append(Finding(line, str(where) if where is not None else None, "error", err.message))
     return out
+
+
+def _turn_message(err: Any) -> str:
+    """What is wrong with one turn of a row's `turns` (err.path is turns, its index, maybe a field)."""
+    n, part = err.path[1] + 1, (err.path[2] if len(err.path) > 2 else None)
+    if part == "role":
+        why = f"role must be user, assistant or tool, not {err.instance!r}"
+    elif part == "content":
+        why = "content is empty" if isinstance(err.instance, str) else \
+            f"content must be the text said, a string, not {type(err.instance).__name__}"
+    elif err.validator == "required":
+        why = f"{err.message.split(chr(39))[1]!r} is missing (a turn is an object with role and content)"
+    elif err.validator == "additionalProperties":
+        extra = sorted(set(err.instance) - {"role", "content"})
+        why = f"unknown field(s) {', '.join(map(repr, extra))}: a turn holds role and content only"
+    else:
+        why = f"must be an object with role and content, not {type(err.instance).__name__}"
+    return f"turn {n}: {why}"
 
 
 def _expected_message(value: Any, held: Any = None) -> str:
@@ -211,14 +231,16 @@ def check_golden(path: str, db: Collection | None = None) -> GoldenCheck:
             ids[str(qid)] = line
         question = row.get("question")
         if isinstance(question, str) and question.strip():
-            key = " ".join(question.casefold().split())
+            turns = (row.get("turns") or ()) if not any(f.field == "turns" for f in found) else ()
+            key = Question(question, turns=turns).folded()  # a conversation: its turns and question together
             if key in texts:
                 check.findings.append(Finding(line, "question", "error", f"the same question is on line {texts[key]}"))
             else:
                 texts[key] = line
         if not found:
             q = Question(row["question"], row.get("reference"), row["expected"], None if qid is None else str(qid),
-                         row.get("evidence", ()), row.get("hint"), bool(row.get("draft", False)), line=line)
+                         row.get("evidence", ()), row.get("hint"), bool(row.get("draft", False)), line=line,
+                         turns=row.get("turns") or ())
             check.findings += _row_notes(q)
             questions.append(q)
     if bedrock:

@@ -30,6 +30,12 @@ mean in `report["measures"]`. An added measure never changes the other figures: 
 the deeper search's). A name no ranked kernel computes, or one that is already a column of the
 report (latency_ms, first_right, ...; evaluate's mrr, median_ms, ...), is refused before anything
 is searched; no other measure is put in its place.
+Conversations: a question that holds earlier turns (Question.turns) is searched, by default, with
+its last user turn (`question`), as a question on its own is; `query=` (a function Question -> str:
+`Question.conversation` joins the turns, or one may ask a model to condense them) writes the text
+searched instead. The rule is `report["query"]`; with `query=` the frame has a `query` column (what
+was searched for each question) and each miss its `query`. Conversations searched by their last turn
+alone are counted in the warnings.
 """
 from __future__ import annotations
 
@@ -50,6 +56,7 @@ from vectrixdb.evaluation.retrieval.providers import RANKED
 from vectrixdb.evaluation.runs.report import Report, now, set_name
 from vectrixdb.evaluation.runs.stats import bootstrap_interval
 from vectrixdb.roles import Collection, Questions, Reranker, Retriever
+from vectrixdb.search import DEFAULT_MODE
 
 DEPTH = 100
 DEPTH_FACTOR = 3
@@ -61,8 +68,13 @@ HOLES = ("ndcg_judged", "unjudged")  # judgement holes, at each k (bpref is read
 WITH_CI = ("recall", "ndcg")
 
 
+def _searches(target: Any) -> bool:
+    """A Vectrix or a principal's view: searched through its own search(), which takes a mode."""
+    return hasattr(target, "search") and hasattr(target, "documents")
+
+
 def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
-    if hasattr(target, "search") and hasattr(target, "documents"):
+    if _searches(target):
         return lambda query, n: target.search(query, n, **search)  # a Vectrix or a principal's view
     if callable(target):
         if search:
@@ -77,7 +89,8 @@ def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
 def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] | int = (1, 3, 5, 10),
                      by: str | None = None, *, depth: int = DEPTH, save_to: str | None = None, progress: bool = False,
                      confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, collection: Collection | None = None,
-                     measures: Sequence[str] = (), **search) -> Report:
+                     measures: Sequence[str] = (), query: Callable[[Question], str] | None = None,
+                     **search) -> Report:
     """recall@k, precision@k, f1@k, ndcg@k, hit_rate@k and mrr (reciprocal rank to `depth`) over the
     labelled questions (a golden file's path or Questions), with 95% intervals, a per-question
     frame, the misses, Vecta's set-based levels (in the frame named with the largest k they were
@@ -103,7 +116,12 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     other figure (mrr, bpref, each @k) reads the ranking cut at `depth`, as without the measure; a
     measure without a cut-off reads the ranking to `depth`. A name the ranked provider does not
     compute is refused (BadInput listing those it does), and so is one whose column the report has
-    already (FRAME_COLUMNS: rename the family), before anything is searched."""
+    already (FRAME_COLUMNS: rename the family), before anything is searched.
+
+    `query`: a function Question -> the text to search (the module docstring, Conversations); by
+    default each question's `question`, its last user turn. Every query is written before the first
+    search (latency is the search's alone); one that is not a non-empty string is BadInput naming
+    the question."""
     from tqdm.auto import tqdm
 
     started = now()
@@ -116,6 +134,8 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     held = collection if collection is not None else target if _is_collection(target) else None
     golden, questions = questions, questions_of(questions, held)
     inputs = provenance(golden, questions, target)
+    if _searches(target):
+        search = {"mode": DEFAULT_MODE, **search}  # the mode searched is recorded, the default's too
     by, by_from = (by, "asked") if by is not None else grain_of(questions)
     scored = [q for q in questions if q.labelled and L.qrel(q, by)]
     refuse_bad_labels(scored, held)
@@ -125,16 +145,22 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
                               "unlabelled": len(questions) - len(scored),
                               "search": {key: str(v) for key, v in search.items()},
                               "warnings": [f"cannot fail: {f}" for f in flags] + _label_warnings(scored, by),
-                              "measures": {str(m): None for m in extra}}  # None until computed (undefined reports)
+                              "measures": {str(m): None for m in extra},  # None until computed (undefined reports)
+                              "query": _query_rule(query)}
+    talks = sum(bool(q.turns) for q in scored)
+    if talks and query is None:
+        values["warnings"].append(f"{talks} of {len(scored)} questions are conversations searched by their last user "
+                                  "turn alone; query= writes the text searched from the whole conversation")
     if not scored:
         return _undefined(values, f"no labelled questions to score ({values['unlabelled']} without labels)", started,
                           inputs)
     run = _retriever(target, search)
     _load_model(target, search)
+    texts = [_asked(q, query) for q in scored]  # written before any search: latency is the search's
     results, latency = [], []
-    for q in tqdm(scored, desc="searching", unit="q", disable=not progress):
+    for text in tqdm(texts, desc="searching", unit="q", disable=not progress):
         start = time.perf_counter()
-        raw = run(q.question, deep * (DEPTH_FACTOR if by == "doc" else 1))
+        raw = run(text, deep * (DEPTH_FACTOR if by == "doc" else 1))
         latency.append((time.perf_counter() - start) * 1000)
         results.append([L.as_result(r, i + 1) for i, r in enumerate(raw)])
     distinct, repeats = zip(*(L.distinct(res) for res in results))
@@ -174,14 +200,37 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     first = _first_right(judged.found)
     read = [L.chunks_read(res, by, ks[-1]) for res in results]
     per_levels = [L.levels(q, chunks) | ({} if paged else {"page": None}) for q, chunks in zip(scored, read)]
-    values["misses"] = _misses(scored, results, first, ks[-1])
+    values["misses"] = _misses(scored, results, first, ks[-1], texts if query is not None else None)
     values["levels"] = _mean_levels(per_levels)
     frame = _frame(scored, results, per_q, per_levels, first, latency, by, ks[-1], depth)
+    if query is not None:
+        frame.insert(1, "query", texts)
     values["retrieved_depth"] = depth  # the frame's `retrieved` holds each ranking to here (to_trec, pool)
     report = Report("retrieval", values, frame, started=started, meta=inputs)
     if save_to:
         report.save(save_to)
     return report
+
+
+def _query_rule(query: Callable[[Question], str] | None) -> str:
+    """How the text searched was written, as report["query"] records it."""
+    if query is None:
+        return "question: each question's text (a conversation's last user turn)"
+    if not callable(query):
+        raise BadType(f"query must be a function Question -> str, not {type(query).__name__}")
+    name = getattr(query, "__qualname__", None) or getattr(query, "__name__", None) or type(query).__name__
+    return f"query={name}: the text the function wrote from each question (the frame's query column)"
+
+
+def _asked(q: Question, query: Callable[[Question], str] | None) -> str:
+    """The text searched for `q`: its question, or what `query` writes from it."""
+    if query is None:
+        return q.question
+    text = query(q)
+    if not isinstance(text, str) or not text.strip():
+        raise BadInput(f"query= returned {text!r} for question {q.key()!r} ({q.question[:60]!r}); it must return "
+                       "the text to search, a non-empty string")
+    return text
 
 
 def report_measures(names: Sequence[str] | str, taken: Sequence[str] = (), exact: bool = False) -> list[Measure]:
@@ -246,7 +295,7 @@ def _load_model(target: Any, search: dict) -> None:
     """Load a store's embedding model before the clock starts: latency is search time, not the
     model's first load (a few seconds once per process)."""
     embedder = getattr(target, "embedder", None)
-    if callable(embedder) and search.get("mode", "dense") != "keyword":
+    if callable(embedder) and search.get("mode", DEFAULT_MODE) != "keyword":
         try:
             getattr(embedder(search.get("vectors") or "default"), "model", None)
         except Exception:  # noqa: BLE001, S110 - an unknown space is search()'s error to give, with its message
@@ -362,12 +411,13 @@ def _first_right(found: np.ndarray) -> list[int | None]:
     return [int(row.argmax()) + 1 if row.any() else None for row in rel]
 
 
-def _misses(scored, results, first, k: int) -> list[dict]:
+def _misses(scored, results, first, k: int, asked: list[str] | None = None) -> list[dict]:
     out = []
-    for q, res, rank in zip(scored, results, first):
+    for n, (q, res, rank) in enumerate(zip(scored, results, first)):
         if rank is not None and rank <= k:
             continue
-        out.append({"id": q.key(), "question": q.question, "expected": list(q.expected),
+        out.append({"id": q.key(), "question": q.question, **({"query": asked[n]} if asked is not None else {}),
+                    "expected": list(q.expected),
                     "got": [{"doc_id": r.doc_id, "chunk_id": r.chunk_id, "pages": list(r.pages), "score": r.score,
                              "text": r.text[:200]}
                             for r in res[:3]],

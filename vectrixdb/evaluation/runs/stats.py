@@ -58,7 +58,11 @@ def bootstrap_interval(values, confidence: float = 0.95, n_resamples: int = 2000
     mean, se = float(data.mean()), float(data.std(ddof=1)) / np.sqrt(n)
     low, high = studentized(data, confidence, n_resamples, seed)
     half = float(t.ppf(0.5 + confidence / 2, n - 1)) * se
-    return [float(min(low, mean - half)), float(max(high, mean + half))]
+    low, high = float(min(low, mean - half)), float(max(high, mean + half))
+    if data.min() >= 0:  # a mean of non-negative figures is not below 0, of [0, 1] scores not above 1
+        low = max(low, 0.0)
+        high = min(high, 1.0) if data.max() <= 1 else high
+    return [low, high]
 
 
 def wilson_cc(k: int, n: int, confidence: float = 0.95) -> list[float]:

@@ -317,3 +317,13 @@ def test_a_measure_no_provider_computes_is_refused_with_those_that_are(measure_r
         from vectrixdb.evaluation.retrieval.metrics import kernel
 
         kernel("unheard")(lambda j, k: None)
+
+
+@pytest.mark.parametrize("grade", ["1", None, "x"])
+def test_a_grade_that_is_not_a_number_is_named_not_read(grade):
+    """A string or None grade is refused naming its query and label (the sparse path once read "1"
+    as 1 and None as not relevant, without a word)."""
+    from vectrixdb.errors import BadInput
+
+    with pytest.raises(BadInput, match=r"query 'q2': the grade of 'b' is .*, not a number"):
+        metric_table({"q1": {"a": 1.0}, "q2": {"a": 1.0, "b": 0.5}}, {"q1": {"a": 1}, "q2": {"b": grade}}, ["ndcg@10"])

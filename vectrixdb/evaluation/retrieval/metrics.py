@@ -10,7 +10,8 @@ of the relevant labels of {id: score} runs). This module turns runs into the pro
   rank, and the ideal gets two slots there too. nDCG never exceeds 1, and a ranking that puts
   every label first scores 1.
 - `_relevant_ranks(runs, qrels, ids)` -> providers.Ranks: each relevant label's rank in an
-  {id: score} run (1 + results scored above it + equal scores with a larger id: trec_eval's order).
+  {id: score} run (1 + results scored above it + equal scores with a larger id: trec_eval's order),
+  a block of queries at a time; None when a run is not a dict.
 
 Grades are graded relevance (BEIR qrels' 0/1/2): nDCG uses them as gains; the other measures
 count a label as relevant when its grade is above 0. A grade of 0 is judged non-relevant; a grade
@@ -21,10 +22,12 @@ Every name that was public here still imports from here (Measure, Judged, kernel
 """
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
+import struct
 from operator import itemgetter
-from typing import cast
+from typing import Any, Iterable, cast
 
 import numpy as np
 
@@ -129,82 +132,174 @@ def metric_table(run: dict[str, list[str] | dict[str, float]], qrels: dict[str, 
     place in that order and is a BadInput naming the query and the document. `mrr` without a
     cut-off reads the whole ranking; `mrr@k` the top k. A measure no provider computes is refused.
 
-    Runs given as {id: score} take the SPARSE provider when it computes every measure asked: only
-    the relevant ids are looked up, so 100,000 queries x 100 results cost little more than reading
-    the scores once. Otherwise they are sorted and judged for the RANKED provider."""
+    Runs given as {id: score} take the SPARSE provider when it computes every measure asked: each
+    score is read once, a block of queries at a time, and only the relevant ids are looked up, so
+    100,000 queries x 100 results take under three times one Python pass that reads every id and
+    score, in under 20 MB (benchmarks/metrics_speed.json). Otherwise they are sorted and judged for
+    the RANKED provider."""
     import pandas as pd
 
     parsed = [Measure.parse(m) for m in measures]
     check(parsed)
-    ids, runs, judged, unlabelled = [], [], [], []
-    for q, ranking in run.items():  # one pass: the queries that have judgements
-        labels = qrels.get(q)
-        if labels:
-            ids.append(q)
-            runs.append(ranking)
-            judged.append(labels)
-        else:
-            unlabelled.append(q)
-    if ids and all(type(r) is dict for r in runs) and SPARSE.computes(parsed):
-        values = SPARSE.compute(_relevant_ranks(cast("list[dict]", runs), judged, ids), parsed)
+    found = list(map(qrels.get, run))  # the queries that have judgements, in the run's order (loops in C)
+    judged: list[dict[str, float]]
+    runs: Iterable  # when every query is judged, the run's values as they are (read a block at a time)
+    if all(found):
+        ids, runs, judged, unlabelled = list(run), run.values(), cast("list[dict[str, float]]", found), []
+    else:
+        keep = list(map(bool, found))
+        ids, runs = list(itertools.compress(run, keep)), list(itertools.compress(run.values(), keep))
+        judged = cast("list[dict[str, float]]", list(itertools.compress(found, keep)))
+        unlabelled = [q for q, k in zip(run, keep) if not k]
+    ranks = _relevant_ranks(cast("Iterable[dict]", runs), judged, ids) if ids and SPARSE.computes(parsed) else None
+    if ranks is not None:  # every run a dict {id: score}
+        values = SPARSE.compute(ranks, parsed)
     else:
         rankings = [_ranked(r, q) for q, r in zip(ids, runs)]
         depth = max([m.k for m in parsed if m.k] + [1])
         if any(m.k is None for m in parsed):
             depth = max(depth, max((len(r) for r in rankings), default=1))
         values = compute(judge(rankings, judged, depth), parsed)
-    table = pd.DataFrame(values, index=pd.Index(ids, name="query"))
+    table = pd.DataFrame(values, index=_query_index(ids, pd))
     table.attrs["unlabelled"] = unlabelled
-    table.attrs["not_in_run"] = [q for q, labels in qrels.items() if labels and q not in run]
+    # judged queries the run does not hold: none when every judged query is among the scored ones
+    missing = len(qrels) > len(ids) and sum(map(bool, qrels.values())) > len(ids)
+    table.attrs["not_in_run"] = [q for q, labels in qrels.items() if labels and q not in run] if missing else []
     return table
 
 
-def _relevant_ranks(runs: list[dict], qrels: list[dict], ids: list) -> Ranks:
+def _query_index(ids: list, pd: Any) -> Any:
+    """pd.Index(ids, name="query"). When pandas keeps strings in pyarrow (pandas 3) and pyarrow reads
+    every id as a string, the same index is built from pyarrow's array: one pass over the ids, where
+    pandas' own inference takes several (100,000 ids: 40 ms instead of 75)."""
+    dtype = pd.Index(ids[:1]).dtype  # what pandas makes of such ids
+    if ids and isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        pa = importlib.import_module("pyarrow")  # pandas keeps its strings there, so it is installed
+        try:
+            strings = pa.array(ids)
+        except (TypeError, ValueError, ArithmeticError, pa.ArrowException):  # ids of mixed kinds: pandas decides
+            strings = None
+        if strings is not None and strings.null_count == 0 and (pa.types.is_string(strings.type)
+                                                                or pa.types.is_large_string(strings.type)):
+            return pd.Index(pd.array(strings, dtype=dtype), name="query")
+    return pd.Index(ids, name="query")
+
+
+def _relevant_ranks(runs: Iterable[dict], qrels: list[dict], ids: list) -> Ranks | None:
     """(question index, rank, grade) of every relevant label; rank is inf when it was not returned.
+    None when a run is not a dict {id: score} (a list, or a dict's subclass): those are ranked and judged.
 
-    The scores are read once into one array and padded into a matrix, one row per question;
-    a relevant id's rank is 1 + the results scored above it + the results with an equal score
-    and a larger id (trec_eval's order)."""
-    n = len(runs)
-    lengths = np.fromiter(map(len, runs), np.int64, n)
-    scores = _score_array(runs, ids, int(lengths.sum()))
-    width = int(lengths.max()) if n else 0
-    if n and np.all(lengths == width):
-        matrix = scores.reshape(n, width)
+    A relevant id's rank is 1 + the results scored above it + the results with an equal score and
+    a larger id (trec_eval's order), counted against its question's row of scores. The questions
+    go in blocks of about BLOCK_SCORES scores (_block_ranks), so the arrays stay at one block's
+    worth whatever the run's size (100,000 queries x 100 results: tracemalloc's peak 18 MB, where
+    one array of all the scores made it 134 MB)."""
+    n = len(qrels)
+    them = iter(runs)  # a block at a time
+    parts = []
+    a, step = 0, 64  # the first block's questions; then as many as make about BLOCK_SCORES scores
+    while a < n:
+        b = min(n, a + step)
+        part = _block_ranks(list(itertools.islice(them, b - a)), qrels[a:b], ids, a)
+        if part is None:
+            return None
+        parts.append(part)
+        step = max(1, BLOCK_SCORES * (b - a) // max(part[3], 1))
+        a = b
+    return Ranks(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                 np.concatenate([p[2] for p in parts]), n)
+
+
+BLOCK_SCORES = 1 << 16  # scores per block in _relevant_ranks (512 kB of float64; 2**14 to 2**18 ran alike)
+
+
+def _block_ranks(block: list[dict], judged: list[dict], ids: list, a: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
+    """The questions from a on (`block` their runs, `judged` their qrels): (question index, rank, grade)
+    of their relevant labels, and their number of scores; None when one of their runs is not a dict
+    (checked here, where the dicts are read anyway).
+
+    The block's scores are read into one array (and checked finite) and padded into a matrix, one
+    row per question; each relevant label is looked up in its question's run (every loop over ids
+    and scores runs in C: map, chain, struct, fromiter) and its rank counted against its row.
+    Python loops only to break ties."""
+    b = a + len(block)
+    if set(map(type, block)) != {dict}:
+        return None
+    if set(map(type, judged)) != {dict}:  # qrels given as another mapping: read as dicts (same order)
+        judged = [dict(j) for j in judged]
+    sizes = list(map(len, block))
+    total = sum(sizes)
+    scores = _score_array(block, ids, a, total)
+    width = max(sizes)
+    if sizes.count(width) == len(sizes):
+        matrix = scores.reshape(b - a, width)
     else:
-        matrix = np.full((n, max(width, 1)), -np.inf)
-        rows = np.repeat(np.arange(n), lengths)
-        cols = np.arange(len(scores)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        width = max(width, 1)
+        matrix = np.full((b - a, width), -np.inf)
+        size_a = np.array(sizes, dtype=np.int64)
+        rows = np.repeat(np.arange(b - a), size_a)
+        cols = np.arange(len(scores)) - np.repeat(np.cumsum(size_a) - size_a, size_a)
         matrix[rows, cols] = scores
-    positive = [(i, label, g) for i, judged in enumerate(qrels) for label, g in judged.items() if g > 0]
-    labels = [label for _, label, _ in positive]
-    qi_a = np.fromiter((i for i, _, _ in positive), np.int64, len(positive))
-    grade_a = np.fromiter((g for _, _, g in positive), np.float64, len(positive))
-    score_a = np.fromiter((runs[i].get(label, np.nan) for i, label, _ in positive), np.float64, len(positive))
-    rank = np.full(len(qi_a), np.inf)
-    returned = ~np.isnan(score_a)  # scores are finite, so NaN only marks a label not returned
+    n_labels = list(map(len, judged))
+    grades = _grades(judged, ids[a:b], sum(n_labels))
+    keep = grades > 0  # relevant: a grade above 0, kept in qrels' order
+    local = np.repeat(np.arange(b - a), n_labels)[keep]
+    # each relevant label looked up in its own question's run (NaN: not returned)
+    labels = itertools.compress(itertools.chain.from_iterable(judged), keep)
+    owners = itertools.compress(itertools.chain.from_iterable(map(itertools.repeat, block, n_labels)), keep)
+    count = len(local)
+    score_a = np.fromiter(map(dict.get, owners, labels, itertools.repeat(math.nan, count)), np.float64, count)
+    rank = np.full(count, np.inf)
+    returned = np.flatnonzero(~np.isnan(score_a))  # scores are finite, so NaN only marks a label not returned
     chunk = max(1, 2_000_000 // max(width, 1))  # compare in slices: never more than ~2M cells at once
-    for a in range(0, len(qi_a), chunk):
-        sl = slice(a, a + chunk)
-        rows, s = matrix[qi_a[sl]], score_a[sl][:, None]
-        above = (rows > s).sum(axis=1)
-        tied = (rows == s).sum(axis=1) - 1
-        rank[sl] = np.where(returned[sl], above + 1.0, np.inf)
-        for j in np.flatnonzero((tied > 0) & returned[sl]) + a:  # equal scores: larger ids first
-            me, ranking = labels[j], runs[qi_a[j]]
+    named: list | None = None  # the relevant labels by name, listed only when a tie needs them
+    for c in range(0, len(returned), chunk):
+        at = returned[c: c + chunk]
+        row, s = matrix[local[at]], score_a[at][:, None]
+        rank[at] = np.count_nonzero(row > s, axis=1) + 1.0
+        equal = row == s
+        if np.count_nonzero(equal) == len(at):  # each score equals only itself: no ties in this slice
+            continue
+        for j in at[np.count_nonzero(equal, axis=1) > 1]:  # equal scores: larger ids first
+            if named is None:
+                named = list(itertools.compress(itertools.chain.from_iterable(judged), keep))
+            me, ranking = named[j], block[int(local[j])]
             rank[j] += sum(1 for doc, v in ranking.items() if float(v) == score_a[j] and doc > me)
-    return Ranks(qi_a, rank, grade_a, n)
+    return local + a, rank, grades[keep], total
 
 
-def _score_array(runs: list[dict], ids: list, total: int) -> np.ndarray:
-    """Every score of the runs in one array; a score that is not a finite number is named."""
+def _grades(judged: list[dict], ids: list, count: int) -> np.ndarray:
+    """Every grade of the qrels as float64, read by struct.pack (faster than np.fromiter); a grade
+    that is not a number (a string, None) is BadInput naming its query and label, never read as one."""
+    try:
+        return np.frombuffer(struct.pack(f"{count}d", *itertools.chain.from_iterable(map(dict.values, judged))))
+    except struct.error:
+        for q, labels in zip(ids, judged):
+            for label, grade in labels.items():
+                if isinstance(grade, (str, bytes)) or not isinstance(grade, (int, float, np.number)):
+                    raise BadInput(f"query {q!r}: the grade of {label!r} is {grade!r}, not a number") from None
+        raise
+
+
+def _score_array(runs: list[dict], ids: list, a: int, total: int) -> np.ndarray:
+    """Every score of the runs (those of ids[a:]) in one array; a score that is not a finite number is named.
+
+    struct.pack reads a float (or anything float() takes without parsing a string) a fifth faster
+    than np.fromiter; what it refuses (a string, None, ...) takes np.fromiter's path, as before."""
+    try:
+        scores = np.frombuffer(struct.pack(f"{total}d", *itertools.chain.from_iterable(map(dict.values, runs))))
+        if np.isfinite(scores).all():
+            return scores
+    except struct.error:
+        pass
     try:
         scores = np.fromiter(itertools.chain.from_iterable(map(dict.values, runs)), np.float64, total)
         if np.isfinite(scores).all():
             return scores
     except (TypeError, ValueError):
         pass
-    for q, ranking in zip(ids, runs):
+    for q, ranking in zip(ids[a:], runs):
         _check_scores(q, ranking)
     raise AssertionError("unreachable: _check_scores names the bad score")
 

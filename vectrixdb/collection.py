@@ -432,8 +432,9 @@ class Vectrix:
     def search(self, query: str, k: int = 10, *, mode: str = searching.DEFAULT_MODE, rerank: Reranker | bool | None = None,
                vectors: str | None = None, where: dict | None = None, _principal: dict | None = None) -> list[Hit]:
         """Ranked hits for a query. mode: hybrid, the default (reciprocal rank fusion of the two
-        others), dense (cosine on the vector space `vectors`) or keyword (BM25); rerank: a cross-encoder re-scores the top
-        candidates; where: metadata filter, e.g. {"year": 2021} or {"doc_id": [...]}.
+        others), dense (cosine on the vector space `vectors`) or keyword (BM25); rerank: a
+        cross-encoder re-scores the top candidates; where: metadata filter, e.g. {"year": 2021} or
+        {"doc_id": [...]}.
 
         What a k gets is the first k of what any larger k gets, in every mode, because each mode's
         ranking is one fixed list that k only cuts: dense and keyword rank every candidate by score,

@@ -56,7 +56,9 @@ def evaluations(site: Site, type: str = "", state: str = "", sort: str = "run_id
         r["extra"] = {k: v for k, v in r.items() if k not in {c for c, _ in COLUMNS} |
                       {"kind", "extra", "units", "started", "error", "cannot_fail", "uncoloured"} and not k.endswith(" k")
                       and v is not None and v == v}
-    return {"rows": shown, "columns": _with_k(COLUMNS, shown), "scores": SCORES, "types": types, "states": STATES, "counts": counts,
+    columns = _with_k(COLUMNS, shown)
+    return {"rows": shown, "columns": columns, "cell_k": {key for key, label in columns if label.endswith("@k")},
+            "scores": SCORES, "types": types, "states": STATES, "counts": counts,
             "total": len(rows), "filters": {"type": type, "state": state}, "sort": sort, "order": order,
             "hidden": site.runs.unregistered()}
 

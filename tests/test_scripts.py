@@ -300,3 +300,28 @@ def test_bench_tenk(data, models, tmp_path):
     assert got["where_the_add_goes_cpu_s"]["embedding"] > 0 and "cpu" not in got["where_the_add_goes_s"]
     rows = [line.split()[0] for line in got["report"]["stdout_tail"] if line.split() and line.split()[0].isdigit()]
     assert rows == ["1", "3", "5", "10"]  # the report's k rows, above the interval's legend
+
+
+def test_hnsw_rule_grid(tmp_path):
+    """The rule's grid on 50 random unit vectors grown to 500 (the vectors are .npy files, as the
+    device run reads them): every library swept at every breadth, and the breadth it names for the
+    target is the smallest that reaches it."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for name, n in (("docs", 50), ("queries", 10)):
+        v = rng.standard_normal((n, 384)).astype(np.float32)
+        np.save(tmp_path / f"{name}.npy", v / np.linalg.norm(v, axis=1, keepdims=True))
+    got = run_script("hnsw_rule.py", "grid", str(tmp_path), "--small", tmp_path=tmp_path / "run")
+    (size,) = got["sizes"]
+    assert got["small"] and size["vectors"] == 500 and len(size["graphs"]) == 2 and got["machine"]["cpu"]
+    for graph in size["graphs"]:
+        assert graph["usearch_build"]["cpu_s"] >= 0 and graph["faiss_build"]["cpu_s"] >= 0
+        assert 0 <= graph["store_top10_equals_raw_at_64"] <= 1
+        for lib in ("usearch_raw", "usearch_as_store", "faiss"):
+            sweep = graph[lib]
+            assert [int(b) for b in sweep] == [16, 24, 32, 48, 64, 96, 128, 192, 256, 512]
+            assert all(unit(r["recall@10"]) and r["p95_ms"] >= r["p50_ms"] > 0 for r in sweep.values())
+            reached = [int(b) for b, r in sweep.items() if r["recall@10"] >= 0.99]
+            target = graph[f"{lib}_at_target"]
+            assert (target is None) if not reached else target["breadth"] == min(reached)

@@ -46,10 +46,10 @@ def test_a_collection_above_the_threshold_searches_through_hnsw(policies, monkey
 
 
 def test_the_search_breadth_grows_with_the_index(tmp_path, monkeypatch):
-    sizes = [1, 20_000, 500_000, 500_001, 1_000_000, 2_000_000, 2_000_001, 8_000_000, 8_000_001, 10**9]
-    assert [vectors.search_breadth(n) for n in sizes] == [256, 256, 256, 512, 512, 512, 1024, 1024, 2048, 2048]
+    sizes = [1, 20_000, 100_000, 100_001, 300_000, 300_001, 1_000_000, 1_000_001, 4_000_000, 4_000_001, 10**9]
+    assert [vectors.search_breadth(n) for n in sizes] == [96, 96, 96, 128, 128, 512, 512, 1024, 1024, 2048, 2048]
     index = VectorIndex(tmp_path, "default", 384)
     index.build(None, np.arange(200, dtype=np.uint64), embedded(200, 3))
     monkeypatch.setattr(vectors, "EXACT_LIMIT", 10)
     index.search(embedded(1, 4)[0], 5)
-    assert index.index.expansion_search == 256 and index.index.connectivity == vectors.CONNECTIVITY
+    assert index.index.expansion_search == 96 and index.index.connectivity == vectors.CONNECTIVITY

@@ -1,0 +1,216 @@
+"""The HNSW rule of store/vectors.py measured: graph settings and search breadth against raw usearch
+and faiss on the same vectors -> benchmarks/hnsw_rule.json.
+
+usage: python scripts/hnsw_rule.py export ../shared/data/scifact .hnsw     # SciFact vectors as .npy
+       python scripts/hnsw_rule.py grid .hnsw [--sizes 100000 1000000] [--out FILE] [--small]
+
+`export` embeds SciFact's 5,183 abstracts and 1,109 questions with the default embedder (through the
+embedding cache) into docs.npy and queries.npy. `grid` needs only numpy, usearch and faiss-cpu, so it
+runs on any machine the vectors are copied to. Per size, the index vectors are the abstracts and
+vectors derived from them as scripts/bench_hnsw.py derives them (same seed and formula); the queries
+are the real questions. For each graph (usearch's connectivity M and expansion_add, and faiss's
+IndexHNSWFlat with the same M and efConstruction) it records the build's wall and CPU seconds (all
+threads: the process's CPU clock) and, for each search breadth (usearch expansion_search, faiss
+efSearch), recall@10 against the exact top 10 and the p50/p95 of one query at a time on one thread.
+usearch is searched twice on each graph: raw (asked for 10 results) and as the store asks
+(`min(max(k, breadth), n)` results, then the first k kept), with the share of queries whose top 10
+is the same both ways. The rule it checks: at each size the smallest breadth with recall@10 >= 0.99,
+its p50 within 2x of the fastest raw library at recall >= 0.99, and the build's CPU within 2x of
+faiss's for the same M and efConstruction.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+SEED = 20261130
+BREADTHS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 512)
+TARGET = 0.99
+
+
+def export(folder: str, out: str) -> None:
+    import numpy as np
+
+    from bench_hnsw import real_vectors
+
+    docs, queries = real_vectors(folder)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    np.save(Path(out) / "docs.npy", docs.astype(np.float32))
+    np.save(Path(out) / "queries.npy", queries.astype(np.float32))
+    print(f"wrote {len(docs)} abstracts and {len(queries)} questions to {out}")
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def timed(fn):
+    """(result, wall seconds, CPU seconds of the whole process: every thread's)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    got = fn()
+    return got, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def sweep(search, queries, truth, breadths) -> dict:
+    """recall@10 and latency of one query at a time at each breadth; `search(q, breadth)` -> ids."""
+    import numpy as np
+
+    out = {}
+    for b in breadths:
+        ms, hits = [], 0
+        for q, want in zip(queries, truth):
+            t0 = time.perf_counter()
+            got = search(q, b)
+            ms.append((time.perf_counter() - t0) * 1000)
+            hits += len(set(got[:10].tolist()) & set(want.tolist()))
+        out[str(b)] = {"recall@10": round(hits / (10 * len(queries)), 4),
+                       "p50_ms": round(float(np.percentile(ms, 50)), 3), "p95_ms": round(float(np.percentile(ms, 95)), 3)}
+    return out
+
+
+def smallest(table: dict) -> str | None:
+    """The smallest breadth whose recall@10 reaches TARGET, or None."""
+    ok = [b for b, row in table.items() if row["recall@10"] >= TARGET]
+    return min(ok, key=int) if ok else None
+
+
+def usearch_rows(base, queries, truth, m: int, ef_add: int, breadths, threads: int) -> dict:
+    import numpy as np
+    from usearch.index import Index
+
+    n = len(base)
+    index = Index(ndim=base.shape[1], metric="ip", dtype="f32", connectivity=m, expansion_add=ef_add)
+    _, wall, cpu = timed(lambda: index.add(np.arange(n, dtype=np.uint64), base, threads=threads))
+    row: dict = {"usearch_build": {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+                                   "memory_mb": round(index.memory_usage / 2**20)}}
+
+    def raw(q, b):
+        index.expansion_search = b
+        return np.asarray(index.search(q, 10, threads=1).keys)
+
+    def as_store(q, b):
+        index.expansion_search = b
+        return np.asarray(index.search(q, min(max(10, b), n), threads=1).keys)[:10]
+
+    row["usearch_raw"] = sweep(raw, queries, truth, breadths)
+    row["usearch_as_store"] = sweep(as_store, queries, truth, breadths)
+    same = sum(np.array_equal(raw(q, 64), as_store(q, 64)) for q in queries[:200])
+    row["store_top10_equals_raw_at_64"] = round(same / min(200, len(queries)), 3)
+    return row
+
+
+def faiss_rows(base, queries, truth, m: int, ef_add: int, breadths, threads: int) -> dict:
+    import faiss
+
+    flat = faiss.IndexHNSWFlat(base.shape[1], m, faiss.METRIC_INNER_PRODUCT)
+    flat.hnsw.efConstruction = ef_add
+    faiss.omp_set_num_threads(threads or os.cpu_count() or 1)
+    _, wall, cpu = timed(lambda: flat.add(base))
+    faiss.omp_set_num_threads(1)
+
+    def search(q, b):
+        flat.hnsw.efSearch = b
+        return flat.search(q[None, :], 10)[1][0]
+
+    return {"faiss_build": {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1)},
+            "faiss": sweep(search, queries, truth, breadths)}
+
+
+def one_size(base, queries, graphs, breadths, threads: int, out: dict, save) -> None:
+    from bench_hnsw import exact_top
+
+    truth = exact_top(base, queries)
+    out.update(vectors=len(base), graphs=[])
+    for m, ef_add in graphs:
+        row: dict = {"connectivity": m, "expansion_add": ef_add,
+                     **usearch_rows(base, queries, truth, m, ef_add, breadths, threads),
+                     **faiss_rows(base, queries, truth, m, ef_add, breadths, threads)}
+        row["build_cpu_ratio_usearch_to_faiss"] = round(row["usearch_build"]["cpu_s"] / max(row["faiss_build"]["cpu_s"], 1e-9), 2)
+        for lib in ("usearch_raw", "usearch_as_store", "faiss"):
+            b = smallest(row[lib])
+            row[f"{lib}_at_target"] = None if b is None else {"breadth": int(b), **row[lib][b]}
+        out["graphs"].append(row)
+        save()  # after each graph: a run cut short keeps what it measured
+        print(json.dumps({"vectors": len(base), "M": m, "ef_add": ef_add, "usearch_build": row["usearch_build"],
+                          "faiss_build": row["faiss_build"],
+                          **{k: row[f"{k}_at_target"] for k in ("usearch_raw", "usearch_as_store", "faiss")}}), flush=True)
+
+
+def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int) -> None:
+    import numpy as np
+
+    from bench_hnsw import derive
+
+    docs, queries = np.load(Path(folder) / "docs.npy"), np.load(Path(folder) / "queries.npy")
+    if small:
+        docs, queries, sizes = docs[:50], queries[:10], [500]
+    graphs_by_size = {s: ([(16, 128), (32, 128), (32, 256), (64, 256)] if s <= 200_000 else [(32, 128), (16, 128)])
+                      for s in sizes}
+    if small:
+        graphs_by_size = {500: [(16, 64), (32, 128)]}
+    result = {"what": __doc__.split("\n\n")[0].replace("\n", " "), "how": " ".join(__doc__.split("\n\n")[2].split()),
+              "target": f"recall@10 >= {TARGET} against exact at the smallest breadth that gives it",
+              "machine": {"cpu": cpu_name(), "cores": os.cpu_count(), "build_threads": threads or os.cpu_count(),
+                          "load_average_before": [round(x, 2) for x in os.getloadavg()]},
+              "versions": {name: _version(name) for name in ("usearch", "faiss-cpu", "numpy")},
+              "small": small, "sizes": []}
+    for size in sizes:
+        rng = np.random.default_rng(SEED)
+        base = np.empty((size, docs.shape[1]), dtype=np.float32)
+        base[: len(docs)] = docs
+        base[len(docs):] = derive(docs, size - len(docs), rng)
+        entry: dict = {}
+        result["sizes"].append(entry)
+
+        def save() -> None:
+            result["machine"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+            tmp = Path(out).with_suffix(".tmp")
+            tmp.write_text(json.dumps(result, indent=1) + "\n")
+            tmp.replace(out)
+
+        one_size(base, queries, graphs_by_size[size], BREADTHS, threads, entry, save)
+
+
+def _version(name: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="verb", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("folder")
+    e.add_argument("out")
+    g = sub.add_parser("grid")
+    g.add_argument("vectors")
+    g.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    g.add_argument("--out", default="benchmarks/hnsw_rule.json")
+    g.add_argument("--threads", type=int, default=0, help="build threads (0: every core)")
+    g.add_argument("--small", action="store_true")
+    args = ap.parse_args()
+    if args.verb == "export":
+        export(args.folder, args.out)
+    else:
+        grid(args.vectors, args.sizes, args.out, args.small, args.threads)
+
+
+if __name__ == "__main__":
+    main()

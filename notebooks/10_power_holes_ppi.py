@@ -236,7 +236,7 @@ agree = sum(s_model[q] == s_people[q] for q in s_people) / len(s_people)
  "PPI width / human-only width": s_ppi["width_ratio"]}
 
 # %% [markdown]
-# The saved runs (power, pools and PPI reports save like any other, `report.save(folder)`) list beside the retrieval runs, and the dashboard (`vectrixdb serve --folder F`) shows each retrieval run's unjudged share and detectable difference on its page:
+# The saved runs (power, pools and PPI reports save like any other, `report.save(folder)`) list beside the retrieval runs, and the dashboard (`vectrixdb serve F`, F the folder) shows each retrieval run's unjudged share and detectable difference on its page:
 
 # %%
 for report in (need, pooled, tenk_ppi):

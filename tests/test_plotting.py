@@ -173,3 +173,22 @@ def test_a_long_run_s_heatmap_keeps_its_numbers_at_6_pt_or_more_in_the_pdf():
     scale = min((A4[0] - 3 * cm) / w, FIGURE_HEIGHT / h, 72 / 100)  # export.pdf.image's rule, points per pixel
     sizes = {t.get_fontsize() for t in fig.axes[0].texts}
     assert sizes == {7} and 7 * DPI / 72 * scale >= 6, (w, h, scale)
+
+
+def test_every_line_of_a_full_chunking_grid_looks_different_and_one_technique_is_said_not_drawn():
+    """Six techniques with and without headings are twelve lines: matplotlib's default cycle has ten
+    colours, so two lines once shared a colour and a dash. Each technique now has its colour, a heading
+    build its dashes; a comparison of one technique says there is nothing to compare (no 1 x 1 matrix)."""
+    from vectrixdb.plotting import tie_matrix
+
+    docs = [str(SAMPLE / "deferment.md"), str(SAMPLE / "card-fraud.md")]
+    grid = compare_chunking(docs, QS[:2], budget=400, sizes=[300], headings=[False, True], progress=False)
+    lines = [line for line in grid.plot().axes[0].lines if not line.get_label().startswith("_")]
+    assert len(lines) == 2 * len({t["name"] for t in grid["techniques"]}) >= 12
+    looks = {(matplotlib.colors.to_hex(line.get_color()), line.get_linestyle()) for line in lines}
+    assert len(looks) == len(lines)
+
+    one = compare_chunking(docs, QS[:2], budget=400, techniques=["recursive"], sizes=[300], headings=[False],
+                           progress=False)
+    fig = tie_matrix(one)
+    assert not fig.axes[0].images and "nothing to compare" in fig.axes[0].texts[0].get_text()

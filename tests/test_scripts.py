@@ -169,7 +169,8 @@ def test_bench_keyword_after_add(data, tmp_path):
 
 def test_compare_chunking_bench(data, tmp_path):
     got = run_script("compare_chunking_bench.py", str(data / "pdfs"), "--small", tmp_path=tmp_path)
-    assert got["small"] and got["ratio"] > 0 and len(got["builds"]) == 1
+    assert got["small"] and got["ratio"] > 0 and got["ratio_to_floor"] > 0 and len(got["builds"]) == 1
+    assert got["floor_seconds"] > 0 and got["embedding_path"].startswith(got["embedder"])
     (build,) = got["builds"]
     assert (build["technique"], build["chunk_size"], build["embed_heading"]) == ("recursive", 1000, False)
     assert got["questions"] == 1 and build["found"] in (0, 1) and build["chunks"] > 0 and got["distinct_texts"] > 0

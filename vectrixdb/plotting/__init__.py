@@ -150,10 +150,14 @@ def chunking_plot(report, ax=None):
     share = "right_share" if "right_share" in frame else "found_share"
     sizes = sorted({int(s) for s in frame["chunk_size"]})
     groups = list(frame.groupby(["technique", "embed_heading"]))
+    techniques = list(dict.fromkeys(t for t, _ in (g for g, _ in groups)))
+    palette = plt_colours(len(techniques))  # one colour per technique; headings dashed, so no two lines look alike
     for n, ((technique, heading), rows) in enumerate(groups):
         rows = rows.sort_values("chunk_size")
-        ax.plot(rows["chunk_size"] * (1 + 0.015 * (n - (len(groups) - 1) / 2)), rows[share], marker=MARKERS[n % len(MARKERS)],
-                linestyle="--" if heading else "-", label=f"{technique}{' + heading' if heading else ''}")
+        which = techniques.index(technique)
+        ax.plot(rows["chunk_size"] * (1 + 0.015 * (n - (len(groups) - 1) / 2)), rows[share],
+                marker=MARKERS[which % len(MARKERS)], color=palette[which], linestyle="--" if heading else "-",
+                label=f"{technique}{' + heading' if heading else ''}")
     logarithmic = len(sizes) > 1 and sizes[-1] > 4 * sizes[0]
     if logarithmic:
         ax.set_xscale("log")
@@ -172,11 +176,24 @@ def chunking_plot(report, ax=None):
     return fig
 
 
+def plt_colours(n: int) -> list:
+    """n colours no two alike: matplotlib's ten-colour cycle (tab10), then tab20's for more."""
+    from matplotlib import colormaps
+
+    return [colormaps["tab10" if n <= 10 else "tab20"](i) for i in range(n)]
+
+
 def tie_matrix(report, ax=None):
-    """Exact McNemar p-values between techniques' best builds; high means the questions cannot tell them apart."""
+    """Exact McNemar p-values between techniques' best builds; high means the questions cannot tell them apart.
+    With one technique there is nothing to compare: the figure says so instead of a 1 x 1 matrix."""
     import numpy as np
 
     names = [t["name"] for t in report["techniques"]]
+    if len(names) < 2:
+        fig, ax = _figure(ax, figsize=(5, 1.2))
+        ax.axis("off")
+        ax.text(0.5, 0.5, f"one technique ({', '.join(names) or 'none'}): nothing to compare", ha="center", va="center")
+        return fig
     data = np.array([[report["pairs"][a][b] for b in names] for a in names])
     fig, ax = _figure(ax, figsize=(2.5 + 0.9 * len(names), 1.5 + 0.7 * len(names)))
     from vectrixdb.plotting.heat import cell_numbers, colour_bar

@@ -38,7 +38,7 @@ $(AZURITE):
 
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq
-	$(SUDO) apt-get install -y -qq chromium poppler-utils
+	$(SUDO) apt-get install -y -qq chromium poppler-utils postgresql-15
 
 demo: $(BASE)
 	$(PY) scripts/demo.py

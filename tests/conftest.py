@@ -201,3 +201,43 @@ def measure_registry():
     for p, kernels in zip(PROVIDERS, before[1]):
         p.kernels.clear()
         p.kernels.update(kernels)
+
+
+@pytest.fixture
+def distribution(tmp_path, monkeypatch):
+    """install(name, entry_points, modules): a tiny distribution outside vectrixdb, made in tmp_path
+    and put on sys.path as an installed one would be: a `<name>-0.1.dist-info` folder (METADATA and
+    entry_points.txt, {group: {entry point: "module:attr"}}) beside its modules ({module: source}),
+    found by importlib.metadata. The registry reads the kinds' entry points again, before and after."""
+    import importlib
+    import sys
+
+    from vectrixdb import registry
+
+    made: list[str] = []
+    folder = tmp_path / "site"
+    folder.mkdir()
+
+    def install(name: str, entry_points: dict[str, dict[str, str]], modules: dict[str, str]) -> Path:
+        info = folder / f"{name.replace('-', '_')}-0.1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+        (info / "entry_points.txt").write_text("".join(
+            f"[{group}]\n" + "".join(f"{point} = {value}\n" for point, value in points.items()) + "\n"
+            for group, points in entry_points.items()))
+        for module, source in modules.items():  # a module's source, as its distribution ships it
+            (folder / f"{module}.py").write_text(source)
+            made.append(module)
+        importlib.invalidate_caches()
+        registry.refresh()
+        return folder
+
+    before = {kind: set(registry.table(kind)) for kind in registry.KINDS}
+    monkeypatch.syspath_prepend(str(folder))
+    yield install
+    for module in made:
+        sys.modules.pop(module, None)
+    for kind, names in before.items():  # what the distribution registered goes with it
+        for name in set(registry.table(kind)) - names:
+            registry.unregister(kind, name)
+    registry.refresh()

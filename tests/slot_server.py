@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     params.endpoint_slots = True  # GET /slots: which slots are busy (the tests read it)
     if args.embedding:
         params.embedding = True
-        params.n_ubatch = params.n_batch = args.ctx_per_slot  # an embedding's input is read in one step
+        params.n_ubatch = params.n_batch = params.n_ctx  # an input is read in one step, every slot's together
         if args.reranking:
             params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_RANK
     server = xllamacpp.Server(params)

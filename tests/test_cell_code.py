@@ -296,7 +296,7 @@ def test_two_different_partials_under_one_chunker_name_are_refused(monkeypatch):
             register("trial_partial")(functools.partial(a, share=2, cfg=Cfg(1)))  # equal: replaces, no error
             for other in (functools.partial(b, share=2, cfg=Cfg(1)), functools.partial(a, share=3, cfg=Cfg(1)),
                           functools.partial(a, share=2, cfg=Cfg(2))):
-                with pytest.raises(BadInput, match=r"'trial_partial' is registered twice \(by partial\(.*\.a, arguments"):
+                with pytest.raises(BadInput, match=r"'trial_partial' is registered twice: by partial\(.*\.a, arguments"):
                     register("trial_partial")(other)
         assert CHUNKERS["trial_partial"](None, chunk_size=1, overlap=0) == ["a"]
         with open(__file__) as handle:

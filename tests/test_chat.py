@@ -636,8 +636,13 @@ def test_a_new_route_is_one_builder_and_one_registration_line(server):
         assert w.max_retries == 0 and "toy-token-123456" not in repr(w)
         with pytest.raises(BadType, match=r"route 'toy' takes toy_route\(host: 'str', port: 'int'"):
             ChatWriter.through("toy", "127.0.0.1", server.port, model="m")  # the builder's token is missing
-        with pytest.raises(BadInput, match="registered twice"):
-            register_route("toy", toy_route)
+        register_route("toy", toy_route)  # the same builder again: no clash
+        def another(host: str, port: int, *, timeout: float) -> Route:
+            raise AssertionError("never built")
+
+        with pytest.raises(BadInput, match=r"model route 'toy' is registered twice: by .*test_chat\.toy_route and by "
+                                           r".*\.another"):
+            register_route("toy", another)  # another builder under a taken name: refused, naming both
     finally:
         unregister_route("toy")
     with pytest.raises(BadInput, match=r"unknown model route 'toy'; known: \['azure', 'openai'\]"):

@@ -12,7 +12,8 @@ import pytest
 
 from tests.test_anchors_peers import peer
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation import Question, answer_report, check_golden, load_questions, retrieval_report, save_questions
+from vectrixdb.evaluation import (Question, answer_report, check_golden, evaluate, load_questions, load_run,
+                                  retrieval_report, save_questions)
 from vectrixdb.evaluation.golden.questions import Turn
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,6 +182,17 @@ def test_retrieval_searches_the_last_turn_unless_query_writes_the_text(policies)
     assert alone["misses"][0]["question"] == "For how long?" and "query" not in alone["misses"][0]
     with pytest.raises(BadInput, match=r"query= returned '' for question 'c1'"):
         retrieval_report(spy, [talk], k=1, query=lambda q: "")
+
+
+def test_evaluate_searches_every_setup_with_what_query_writes_and_records_it(policies, tmp_path):
+    talk = Question("For how long?", None, ["deferment"], "c1",
+                    turns=[("user", "Can I defer a loan payment after a flood?"), ("assistant", "Yes.")])
+    alone = evaluate(policies, [talk], k=3, modes=("keyword",), progress=False)
+    whole = evaluate(policies, [talk], k=3, modes=("keyword",), progress=False, query=Question.conversation,
+                     save_to=str(tmp_path))
+    assert alone.frame.loc[0, "recall@3"] == 0.0 and whole.frame.loc[0, "recall@3"] == 1.0
+    assert alone["query"].startswith("question:") and whole["query"].startswith("query=Question.conversation")
+    assert load_run(str(tmp_path), whole["run_id"])["query"] == whole["query"]  # saved with the run
 
 
 def test_answer_report_judges_the_last_answer_with_the_earlier_turns(tmp_path):

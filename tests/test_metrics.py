@@ -274,27 +274,20 @@ def rbp(j, k):
 '''
 
 
-def test_a_measure_in_its_own_module_is_found_through_its_one_line(measure_registry, tmp_path, monkeypatch):
-    """A family and its kernel in a module of their own are imported when the measure is first named,
-    because the module is named in measures.MODULES; dict and list runs give the formula's values."""
-    import sys
-
-    from vectrixdb.evaluation.retrieval import measures
-
-    (tmp_path / "vx_rbp_measure.py").write_text(RBP_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
+def test_a_measure_in_its_own_module_is_found_through_its_entry_point(measure_registry, distribution):
+    """A family and its kernel in a module of their own, outside vectrixdb, are imported when a
+    measure is first named, because a distribution names the module in the entry-point group
+    vectrixdb.measures; dict and list runs give the formula's values."""
     qrels = {"q1": {"a": 1, "c": 2, "z": 0}, "q2": {"b": 1}}
     lists = {"q1": ["a", "b", "c", "d"], "q2": ["c", "d", "e", "b"]}
     dicts = {q: {d: 10.0 - i for i, d in enumerate(r)} for q, r in lists.items()}
-    with pytest.raises(BadInput, match=r"unknown measure 'rbp@3'.*measures.MODULES"):
+    with pytest.raises(BadInput, match=r"unknown measure 'rbp@3'.*entry point in the group 'vectrixdb.measures'"):
         metric_table(lists, qrels, ["rbp@3"])  # not named anywhere yet
-    monkeypatch.setattr(measures, "MODULES", ("vx_rbp_measure",))
-    try:
-        from_lists, from_dicts = metric_table(lists, qrels, ["rbp@3"]), metric_table(dicts, qrels, ["rbp@3"])
-        assert from_lists.loc["q1", "rbp@3"] == pytest.approx(0.2 * (1 + 0.8 ** 2)) == from_dicts.loc["q1", "rbp@3"]
-        assert from_lists.loc["q2", "rbp@3"] == 0.0 == from_dicts.loc["q2", "rbp@3"]  # b is 4th: past k
-    finally:
-        sys.modules.pop("vx_rbp_measure", None)
+    distribution("vx-rbp-measure", {"vectrixdb.measures": {"rbp": "vx_rbp_measure:RBP"}},
+                 {"vx_rbp_measure": RBP_MODULE})
+    from_lists, from_dicts = metric_table(lists, qrels, ["rbp@3"]), metric_table(dicts, qrels, ["rbp@3"])
+    assert from_lists.loc["q1", "rbp@3"] == pytest.approx(0.2 * (1 + 0.8 ** 2)) == from_dicts.loc["q1", "rbp@3"]
+    assert from_lists.loc["q2", "rbp@3"] == 0.0 == from_dicts.loc["q2", "rbp@3"]  # b is 4th: past k
 
 
 def test_a_measure_no_provider_computes_is_refused_with_those_that_are(measure_registry):

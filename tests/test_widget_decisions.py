@@ -5,7 +5,7 @@ import json
 import pytest
 
 from tests.test_suggest_widgets import bedrock_file
-from vectrixdb.evaluation import Question, load_questions
+from vectrixdb.evaluation import Question, load_questions, suggest_expected
 from vectrixdb.widgets import LabelReview
 
 
@@ -25,7 +25,7 @@ def test_a_widget_edit_survives_later_code_unless_the_code_overrules(policies, t
     assert review.decisions[0] == ("edit", ("mortgage",))
     assert review.reject(1) is True  # a row nobody decided in the widget takes the code's decision
     assert review.accept(1) is True and review.decisions[1][0] == "accept"  # code replaces code freely
-    side = json.loads((tmp_path / "out.jsonl.decisions.json").read_text())
+    side = json.loads((tmp_path / "out.jsonl.decisions.json").read_text())["decisions"]
     saved = load_questions(review.save(str(tmp_path / "golden.jsonl")))
     assert saved[0].expected == ("mortgage",) and side[review.rows[0]["key"]] == ["edit", ["mortgage"], "widget"]
     assert side[review.rows[1]["key"]][2] == "code"  # the saved file and the side file agree, and say who decided
@@ -53,20 +53,67 @@ def test_a_resumed_widget_decision_still_wins_and_old_side_files_count_as_the_wi
 def test_the_status_is_a_sentence_and_the_box_names_each_document_once(policies, tmp_path):
     row = Question("Can I defer a loan payment after a disaster, and are there late fees?",
                    "Customers in disaster areas can defer loan payments with no late fees.", id="defer")
-    review = LabelReview(policies, [row], k=3)
-    review.rows[0]["suggestions"] = [dict(s, label="deferment") for s in review.rows[0]["suggestions"]] * 2
-    assert len(review.rows[0]["suggestions"]) >= 2  # several passages of one document
+    review = LabelReview(policies, [row], k=3, mode="dense")  # cosine scores: the cut is a real one
+    scores = [s["score"] for s in review.rows[0]["suggestions"]]
+    assert len(scores) == 3 and review.proposed(0) == ["deferment"]  # suggest_expected's cut: the others score
+    assert all(s < 0.8 * scores[0] for s in scores[1:])              # under 0.8 x the best, shown but not proposed
+    assert review.row_html(0).count("below the cut") == 2
+    assert review.proposed(0) == suggest_expected(policies, [row], k=3, mode="dense")["defer"]
     box, text, buttons, status = _box(review, tmp_path)
     assert text.value == "deferment"
     assert status.value == ("0 of 1 question decided (0 accepted, 0 edited, 0 rejected); 1 left as draft. "
                             f"Decisions are kept in {tmp_path / 'out.jsonl'}.decisions.json as you make them.")
-    assert review.proposed(0) == ["deferment"]
     assert load_questions(review.save(str(tmp_path / "drafts.jsonl")))[0].expected == ("deferment",)
     buttons["accept"].click()
     assert status.value.startswith("1 of 1 question decided (1 accepted, 0 edited, 0 rejected); 0 left as drafts.")
     buttons["save"].click()
-    assert status.value == f"The reviewed questions were saved to {tmp_path / 'out.jsonl'}."
+    assert status.value == f"Saved 1 question to {tmp_path / 'out.jsonl'} (1 accepted, 0 edited, 0 left as drafts)."
     assert "{" not in status.value
+
+
+def test_a_decision_made_in_code_shows_in_the_drawn_widget_at_once(policies, tmp_path):
+    review = LabelReview(policies, load_questions(bedrock_file(tmp_path)))
+    box, text, buttons, status = _box(review, tmp_path)
+    assert status.value.startswith("0 of 2 questions decided")
+    review.accept(0)
+    assert status.value.startswith("1 of 2 questions decided (1 accepted")
+    assert "decision: accept" in box.children[0].value  # the row shown, as decided
+    review.edit(1, ["mortgage"])
+    assert status.value.startswith("2 of 2 questions decided (1 accepted, 1 edited, 0 rejected)")
+
+
+def test_every_question_is_accounted_for_when_saved(policies, tmp_path):
+    """Accepted, edited and undecided rows go to the golden file (undecided ones as drafts); the
+    rejected ones, and an undecided row with nothing proposed, to the set-aside file beside it, each
+    saying why; the message counts each."""
+    questions = load_questions(bedrock_file(tmp_path)) + [Question("zzz qqq", None, id="odd"),
+                                                           Question("Overpaying a mortgage?", "Up to 10% a year.", id="over"),
+                                                           Question("qqq zzz", None, id="nothing")]
+    review = LabelReview(policies, questions)
+    review.rows[-1]["proposed"] = []  # a row whose search proposed nothing
+    review.accept(0), review.reject(1), review.edit(2, ["mortgage"])
+    path = review.save(str(tmp_path / "golden.jsonl"))
+    aside = [json.loads(line) for line in (tmp_path / "golden.set_aside.jsonl").read_text().splitlines()]
+    kept = load_questions(path)  # a golden file; the set-aside rows have no labels, so they are not one
+    assert [q.draft for q in kept] == [False, False, True] and len(kept) + len(aside) == len(questions)
+    assert sorted(row["hint"] for row in aside) == ["rejected in review", "undecided, and no label was proposed"]
+    assert review.saved_message() == (f"Saved 3 questions to {path} (1 accepted, 1 edited, 1 left as draft); 2 set "
+                                      f"aside in {tmp_path / 'golden.set_aside.jsonl'} (1 rejected, 1 with no label "
+                                      "proposed).")
+
+
+def test_a_resumed_review_may_save_over_its_own_unchanged_file(policies, tmp_path):
+    questions = load_questions(bedrock_file(tmp_path))
+    side, path = str(tmp_path / "side.json"), str(tmp_path / "golden.jsonl")
+    first = LabelReview(policies, questions, autosave=side)
+    first.accept(0)
+    first.save(path)
+    later = LabelReview(policies, questions, autosave=side)  # a new session, the same side file
+    later.reject(0)
+    assert later.save(path, overwrite=True) == path and len(load_questions(path)) == len(questions) - 1
+    (tmp_path / "golden.jsonl").write_text("{}\n")  # a person's edit since
+    with pytest.raises(FileExistsError, match="not a file this review saved unchanged"):
+        LabelReview(policies, questions, autosave=side).save(path, overwrite=True)
 
 
 def test_save_overwrites_only_a_file_this_review_wrote_unchanged(policies, tmp_path):

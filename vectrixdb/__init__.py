@@ -7,15 +7,20 @@ The flow, bottom to top: a module imports only from its own line and the lines a
 import, even one inside a function, goes round in a circle (tests/test_layout.py checks both, and
 that every top-level module is on a line):
 
-    errors.py, io.py, version.py, settings.py, roles.py, code_identity.py
+    errors.py, io.py, version.py, settings.py, roles.py, code_identity.py, registry.py
                                   the error family, file access (local, s3://, Blob), the version,
                                   the checks every settings dataclass runs, the roles a user's
                                   objects play (typing protocols: Searchable, Embedder, ChatModel, ...),
-                                  the identity of a user's function (what a cell's key holds of it)
+                                  the identity of a user's function (what a cell's key holds of it),
+                                  the one registry of every extensible part (it imports its
+                                  members' modules by name, on first lookup)
     chat/                         chat models: ChatWriter, routes, cache, limits
     reading/                      sources -> Documents (pages of Markdown with quality flags)
     plotting/                     figures over reports, and a score's colour everywhere
-    embedding*.py, late.py        texts -> vectors (the bundled model, OpenVINO int8, late chunking)
+    embedding*.py, embedders.py, late.py, served/
+                                  texts -> vectors (the bundled model, OpenVINO int8, late chunking;
+                                  the embedders the registry knows by name; embedding and rerank
+                                  models served over HTTP, on chat's retry rules)
     chunk_models.py               the chunking a chat model does (LLM cut points, chunk notes)
     chunking/                     Documents -> Chunks, by a registered technique
     store/, policy.py             the catalog, vector and keyword indexes; who may see what

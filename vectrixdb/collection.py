@@ -111,6 +111,8 @@ class Vectrix:
                 f"collection {self.name!r} was built with model {recorded!r}; it cannot be searched with {main.name!r}. "
                 "Open it without model=, or build a new collection (or add a vector space) for the other model."
             )
+        if main is not None:
+            self._hold_dim(main, catalog.get("spaces", {}).get(DEFAULT_SPACE, {}), DEFAULT_SPACE)
         self._catalog = catalog
 
     def _create(self) -> None:
@@ -137,7 +139,15 @@ class Vectrix:
             if space != DEFAULT_SPACE and recorded is None and model is None:
                 raise BadInput(f"no vector space {space!r}; this collection has {sorted(self.spaces)}")
             self._embedders[space] = get_embedder(model if model is not None else recorded)
+            self._hold_dim(self._embedders[space], self.spaces.get(space, {}), space)
         return self._embedders[space]
+
+    def _hold_dim(self, emb: Embedder, info: dict, space: str) -> None:
+        """A served model (served.EmbeddingRoute) is held to the dimension the space records: a reply of
+        another is refused naming both. A local model's dimension is its own, read from its files."""
+        expect = getattr(emb, "expect", None)
+        if callable(expect) and info.get("dim"):
+            expect(int(info["dim"]), f"collection {self.name!r}, vector space {space!r}")
 
     def _vector_index(self, space: str):
         """The usearch index of `space` as of the catalog now: the writer's saved file when its stamp

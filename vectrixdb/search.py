@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Sequence, cast
 
 import numpy as np
 
+from vectrixdb import registry
 from vectrixdb.errors import BadInput
 from vectrixdb.store import DEFAULT_SPACE
 from vectrixdb.store.vectors import search_breadth
@@ -85,8 +86,17 @@ _RERANKERS: dict[str, Any] = {}
 
 
 def get_reranker(rerank: Reranker) -> Callable[[str, list[str]], np.ndarray]:
-    """A function (query, texts) -> scores from a cross-encoder name or folder, a loaded
-    CrossEncoder (anything with .predict(pairs)), or such a function itself."""
+    """A function (query, texts) -> scores from a cross-encoder name or folder, a served reranker's
+    model string (`http://host:8080/v1#model`: vectrixdb.served.RerankRoute, one per string in a
+    process), a loaded CrossEncoder (anything with .predict(pairs)), or such a function itself."""
+    from vectrixdb.served.wire import is_served
+
+    if is_served(rerank):
+        from vectrixdb.served.rerank import RerankRoute
+
+        rerank = RerankRoute.named(cast(str, rerank))
+    if isinstance(rerank, str) and rerank in registry.names("rerankers"):
+        return get_reranker(registry.get("rerankers", rerank)())  # a registered reranker by its name
     if callable(rerank) and not hasattr(rerank, "predict"):
         scorer = rerank
         return lambda q, texts: np.asarray(scorer(q, texts), dtype=float)
@@ -106,6 +116,25 @@ def get_reranker(rerank: Reranker) -> Callable[[str, list[str]], np.ndarray]:
         model = rerank
         return lambda q, texts: np.asarray(model.predict([(q, t) for t in texts], show_progress_bar=False), dtype=float)
     raise BadInput(f"rerank must be a cross-encoder name, folder, model or function, not {rerank!r}")
+
+
+@registry.contract("rerankers")
+def _fits(name: str, make: Any) -> None:
+    if not callable(make):
+        raise BadInput(f"reranker {name!r}: a reranker is make(model=None) -> scorer(query, texts) -> scores, "
+                       f"not {type(make).__name__}")
+
+
+def cross_encoder(model: str | None = None) -> Callable[[str, list[str]], np.ndarray]:
+    """The "cross-encoder" reranker: a sentence-transformers CrossEncoder by name or folder, loaded
+    once per process (rerank="cross-encoder/ms-marco-MiniLM-L-6-v2" reaches it without its name)."""
+    if not model:
+        raise BadInput("the cross-encoder reranker needs a model: a name or folder, e.g. "
+                       "rerank='cross-encoder/ms-marco-MiniLM-L-6-v2'")
+    return get_reranker(model)
+
+
+registry.register("rerankers", "cross-encoder", cross_encoder)
 
 
 def first_depth(need: int) -> int:

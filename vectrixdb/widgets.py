@@ -1,16 +1,22 @@
 """Review suggested labels in a notebook: accept, edit or reject each, then save a new golden file.
 
 `LabelReview` holds the decisions and is plain Python (tested headless); `.widget()` draws it with
-ipywidgets: the question and its reference answer, each suggested document with the passage that
-matched and the answer's words highlighted in it, an edit box holding the labels, and buttons to
-accept (the labels in the box), edit or reject. Accepted and edited rows lose `draft`; rows nobody
-decided stay drafts; rejected rows are left out. Labels a person types are checked against the
-collection (the document must be there, the page within it). Saving never writes over an existing
-file.
+ipywidgets: the question and its reference answer, each hit the suggestion was drawn from with the
+passage that matched and the answer's words highlighted in it (marked proposed, or below the cut),
+an edit box holding the proposed labels, and buttons to accept (the labels in the box), edit or
+reject. Labels are proposed by suggest_expected's rule: the documents (by="doc") or pages
+(by="page") of the hits scoring at least `relative` times the best. Accepted and edited rows lose
+`draft`; rows nobody decided stay drafts; rejected rows, and undecided rows with nothing proposed,
+go to a second file beside the saved one (`<name>.set_aside.jsonl`), so every question is
+accounted for, and `saved_message()` says how many went where. Labels a person types are checked
+against the collection (the document must be there, the page within it). Saving never writes over
+an existing file. A decision made in code shows in a drawn widget at once.
 
 Decisions are kept as they are made in a side file (`autosave=`, by default `<save path>.decisions.json`
 once the widget is drawn), keyed by each question's name, so a review that was closed half-way
-resumes where it stopped.
+resumes where it stopped. The side file also records the digest of each file the review saved, so
+a review resumed in a new session may save over its own earlier file (overwrite=True) as long as
+nobody changed it.
 
 A person's decision wins: a row decided in the widget (now, or in a resumed side file) keeps that
 decision when code later calls accept/edit/reject on it; the call changes nothing, warns naming the
@@ -25,6 +31,7 @@ import json
 import re
 import warnings
 from dataclasses import replace
+from typing import Callable
 
 from vectrixdb.errors import AlreadyExists, BadInput
 from vectrixdb.evaluation.golden.questions import Question, save_questions, split_label
@@ -43,14 +50,18 @@ def highlight(passage: str, answer: str | None) -> str:
 
 
 class LabelReview:
-    def __init__(self, db: Collection, questions: list[Question], *, k: int = 3, autosave: str | None = None, **search):
+    def __init__(self, db: Collection, questions: list[Question], *, k: int = 3, by: str = "doc",
+                 relative: float = 0.8, autosave: str | None = None, **search):
         from vectrixdb.evaluation.golden.suggest import suggest_with_passages
 
         self.db = db
-        self.rows = suggest_with_passages(db, questions, k=k, **search)
+        self.rows = suggest_with_passages(db, questions, k=k, by=by, relative=relative, **search)
+        self.relative = relative
         self.decisions: dict[int, tuple[str, tuple[str, ...]]] = {}
         self.made_in: dict[int, str] = {}  # row -> "widget" or "code": who made its decision
         self._saved: dict[str, str] = {}  # path -> sha256 of the bytes this review wrote there
+        self._listeners: list[Callable[[], None]] = []  # a drawn widget's refresh, run after every decision
+        self.last_save: dict | None = None
         self.position = 0
         self.autosave: str | None = None
         if autosave:
@@ -64,6 +75,9 @@ class LabelReview:
         if not io.exists(path):
             return 0
         kept = json.loads(io.read_bytes(path))
+        if "decisions" in kept and isinstance(kept["decisions"], dict):  # the file as written now
+            self._saved.update(kept.get("saved") or {})
+            kept = kept["decisions"]
         index = {row["key"]: i for i, row in enumerate(self.rows)}
         for key, (kind, labels, *made_in) in kept.items():
             if key in index:
@@ -76,7 +90,6 @@ class LabelReview:
     def _decide(self, i: int, kind: str, labels: tuple[str, ...], by: str, overrule: bool) -> bool:
         """Record a decision made `by` the widget or code; False (and a warning) when code would
         replace a person's decision from the widget without `overrule=True`."""
-        from vectrixdb import io
 
         if by not in ("widget", "code"):
             raise BadInput(f"by must be 'widget' or 'code', not {by!r}")
@@ -88,14 +101,26 @@ class LabelReview:
             return False
         self.decisions[i] = (kind, labels)
         self.made_in[i] = by
-        if self.autosave:
-            saved = {self.rows[j]["key"]: [k, list(v), self.made_in[j]] for j, (k, v) in self.decisions.items()}
-            io.overwrite_owned(self.autosave, json.dumps(saved, indent=1))
+        self._keep()
+        for refresh in self._listeners:
+            refresh()
         return True
 
+    def _keep(self) -> None:
+        """Write the decisions and the saved files' digests to the side file, when there is one."""
+        from vectrixdb import io
+
+        if self.autosave:
+            decided = {self.rows[j]["key"]: [k, list(v), self.made_in[j]] for j, (k, v) in self.decisions.items()}
+            io.overwrite_owned(self.autosave, json.dumps({"decisions": decided, "saved": self._saved}, indent=1))
+
     def proposed(self, i: int) -> list[str]:
-        """Row i's suggested labels, each once (several passages of one document make one label)."""
-        return list(dict.fromkeys(s["label"] for s in self.rows[i]["suggestions"]))
+        """Row i's proposed labels, each once: suggest_expected's rule (the class docstring); for rows
+        made elsewhere (pooling.review), every suggested label."""
+        row = self.rows[i]
+        if "proposed" in row:
+            return list(row["proposed"])
+        return list(dict.fromkeys(s["label"] for s in row["suggestions"]))
 
     def check_labels(self, labels: list[str]) -> tuple[str, ...]:
         """Labels a person typed, cleaned and checked against the collection (BadInput naming the bad one)."""
@@ -132,17 +157,29 @@ class LabelReview:
         return self._decide(i, "reject", (), by, overrule)
 
     def questions(self) -> list[Question]:
-        out = []
+        """The questions the saved file holds: accepted and edited ones, and undecided ones as drafts
+        with their proposed labels (set_aside() has the rest)."""
+        return self._sorted()[0]
+
+    def set_aside(self) -> list[Question]:
+        """The questions the saved file leaves out, each a draft whose hint says why: rejected in
+        review, or undecided with no label proposed or given."""
+        return self._sorted()[1]
+
+    def _sorted(self) -> tuple[list[Question], list[Question]]:
+        kept, aside = [], []
         for i, row in enumerate(self.rows):
             q: Question = row["question"]
             kind, labels = self.decisions.get(i, ("undecided", ()))
             if kind == "reject":
-                continue
-            if kind == "undecided":
-                out.append(replace(q, id=q.id or row["key"], expected=q.expected or tuple(self.proposed(i)), draft=True))
+                aside.append(replace(q, id=q.id or row["key"], draft=True, hint="rejected in review"))
+            elif kind != "undecided":
+                kept.append(replace(q, id=q.id or row["key"], expected=labels, draft=False))
+            elif q.expected or self.proposed(i):
+                kept.append(replace(q, id=q.id or row["key"], expected=q.expected or tuple(self.proposed(i)), draft=True))
             else:
-                out.append(replace(q, id=q.id or row["key"], expected=labels, draft=False))
-        return [q for q in out if q.expected]
+                aside.append(replace(q, id=q.id or row["key"], draft=True, hint="undecided, and no label was proposed"))
+        return kept, aside
 
     def save(self, path: str, *, overwrite: bool = False) -> str:
         """Write the reviewed questions as a new golden file; never over an existing file, except,
@@ -152,17 +189,45 @@ class LabelReview:
 
         from vectrixdb import io
 
-        if overwrite and io.exists(path):
-            now = hashlib.sha256(io.read_bytes(path)).hexdigest()
-            if self._saved.get(str(path)) != now:
-                raise AlreadyExists(f"{path} already exists and is not a file this review saved unchanged; "
-                                      "it is never written over")
-            lines = [json.dumps(q.to_json(), ensure_ascii=False) for q in self.questions()]
-            io.overwrite_owned(path, "\n".join(lines) + "\n" if lines else "")
-        else:
-            path = save_questions(self.questions(), path)
-        self._saved[str(path)] = hashlib.sha256(io.read_bytes(path)).hexdigest()
-        return path
+        kept, aside = self._sorted()
+        aside_path = str(path)[: -len(".jsonl")] + ".set_aside.jsonl" if str(path).endswith(".jsonl") \
+            else f"{path}.set_aside.jsonl"
+        for target, rows in ((str(path), kept), (aside_path, aside)):
+            if not rows and target == aside_path:
+                continue
+            if overwrite and io.exists(target):
+                now = hashlib.sha256(io.read_bytes(target)).hexdigest()
+                if self._saved.get(target) != now:
+                    raise AlreadyExists(f"{target} already exists and is not a file this review saved unchanged; "
+                                        "it is never written over")
+        for target, rows in ((str(path), kept), (aside_path, aside)):
+            if not rows and target == aside_path:
+                continue
+            lines = [json.dumps(q.to_json(), ensure_ascii=False) for q in rows]
+            if overwrite and io.exists(target):
+                io.overwrite_owned(target, "\n".join(lines) + "\n" if lines else "")
+            else:
+                save_questions(rows, target)
+            self._saved[target] = hashlib.sha256(io.read_bytes(target)).hexdigest()
+        self._keep()
+        n = self.summary()
+        self.last_save = {"path": str(path), "saved": len(kept), "accepted": n["accept"], "edited": n["edit"],
+                          "drafts": len(kept) - n["accept"] - n["edit"], "set_aside": len(aside),
+                          "rejected": n["reject"], "aside_path": aside_path if aside else None}
+        return str(path)
+
+    def saved_message(self) -> str:
+        """Where the last save put every question, as a sentence."""
+        s = self.last_save
+        if s is None:
+            return "Nothing saved yet."
+        said = (f"Saved {s['saved']} question{'s' if s['saved'] != 1 else ''} to {s['path']} ({s['accepted']} "
+                f"accepted, {s['edited']} edited, {s['drafts']} left as draft{'s' if s['drafts'] != 1 else ''})")
+        if s["set_aside"]:
+            unlabelled = s["set_aside"] - s["rejected"]
+            said += (f"; {s['set_aside']} set aside in {s['aside_path']} ({s['rejected']} rejected"
+                     + (f", {unlabelled} with no label proposed" if unlabelled else "") + ")")
+        return said + "."
 
     def summary(self) -> dict[str, int]:
         kinds = [self.decisions.get(i, ("undecided",))[0] for i in range(len(self.rows))]
@@ -184,7 +249,8 @@ class LabelReview:
                  f"<p><b>Reference:</b> {html.escape(q.reference or '(none)')}</p>"]
         for s in row["suggestions"]:
             pages = ", ".join(map(str, s["pages"]))
-            parts.append(f"<p><b>{html.escape(s['label'])}</b> (pages {pages}, score {s['score']:.3f})<br>"
+            cut = "" if s.get("proposed", True) else f"; below the cut, {self.relative:g} x the best score: not proposed"
+            parts.append(f"<p><b>{html.escape(s['label'])}</b> (pages {pages}, score {s['score']:.3f}{cut})<br>"
                          f"<span style='font-size:90%'>{highlight(s['text'][:1200], q.reference)}</span></p>")
         kind = self.decisions.get(i, ("undecided", ()))
         made = f" (made in {self.made_in[i]})" if i in self.made_in else ""
@@ -219,10 +285,8 @@ class LabelReview:
                     elif name == "reject":
                         self.reject(i, by="widget")
                     elif name == "save":
-                        saved = self.save(path.value)
-                        drafts = self.summary()["undecided"]
-                        status.value = html.escape(f"The reviewed questions were saved to {saved}"
-                                                   + (f" ({drafts} still marked draft)." if drafts else "."))
+                        self.save(path.value)
+                        status.value = html.escape(self.saved_message())
                         return
                     if name in ("accept", "edit", "reject", "next >"):
                         self.position = min(i + 1, len(self.rows) - 1)
@@ -237,4 +301,5 @@ class LabelReview:
             button.on_click(act(name))
         if self.rows:
             show()
+            self._listeners.append(show)  # a decision made in code shows at once
         return w.VBox([view, labels, w.HBox(list(buttons.values())), path, status])

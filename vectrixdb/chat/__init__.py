@@ -12,9 +12,10 @@ chunk notes) goes through one ChatWriter.
 
 A new model route (another service's wire): its own module with a function returning a `Route` (what
 the writer calls on `Route.client` and what it must return: routes.Route) and, at its bottom, the
-`register_route(name, builder)` line. The one line outside it: the module's name in
-routes.ROUTE_MODULES (inside the package), or an `import` of it in the code that calls
-`ChatWriter.through(name, ...)` (outside). Its errors are sorted by routes.verdict (an `errors` hook,
+`register_route(name, builder)` line. Routes are the "routes" kind of vectrixdb/registry.py: inside
+the package a builder lives in routes.py (the registry's home for routes); outside, its module is
+imported by the code that calls `ChatWriter.through(name, ...)`, or named by an entry point in the
+group `vectrixdb.routes` (`mywire = "mypkg.wire:wire_route"`). Its errors are sorted by routes.verdict (an `errors` hook,
 then network errors retried and refused as the SDK's are). Below evaluation/, above errors and io;
 nothing here imports the store or evaluation. `from vectrixdb.chat import ChatWriter` and
 `from vectrixdb.evaluation import ChatWriter` hand over the same class.

@@ -36,11 +36,11 @@ error; an httpx HTTPStatusError is read by its status as the SDK's are (401/403/
 (a bug in the route, shown as one).
 
 Where a new route's `register_route` line lives: at the bottom of its own module (as the two
-built-ins' are at the bottom of this one), which must be imported before `ChatWriter.through(name,
-...)` builds it. A route module inside the package is named in ROUTE_MODULES below, which
-`build_route` imports when it meets a name not yet registered (a string, so no import circle); one
-outside is imported by the code that uses it (`import mypkg.my_route`). An unknown name is refused
-saying so.
+built-ins' are at the bottom of this one). Routes are the "routes" kind of vectrixdb/registry.py
+(ROUTES is its table): `build_route` looks a name up there, which loads this module's routes and
+the entry points in the group `vectrixdb.routes`; a module outside the package is imported by the
+code that uses it (`import mypkg.my_route`) or named by such an entry point. An unknown name is
+refused with the registered ones.
 """
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Union
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
+from vectrixdb import registry
 from vectrixdb.errors import BadInput, BadType, Refused, Unsupported
 
 AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
@@ -187,39 +188,35 @@ def azure_route(endpoint: str, deployment: str, key: str | None, api_version: st
     return Route(client, name, auth, "azure", secrets=secrets + ((key,) if key else ()))
 
 
-#: Route builders by name (see the module doc); `register_route` adds one.
-ROUTES: dict[str, Callable[..., Route]] = {}
-#: Route modules inside the package beyond this one, imported by build_route when a name is unknown.
-ROUTE_MODULES: tuple[str, ...] = ()
+#: Route builders by name (see the module doc): the registry's table of routes; `register_route` adds one.
+ROUTES: dict[str, Callable[..., Route]] = registry.table("routes")
 
 
+@registry.alias
 def register_route(name: str, builder: Callable[..., Route]) -> Callable[..., Route]:
-    """Make `builder` reachable as route `name`; a name registered twice is refused (it would shadow
-    the first). Returns the builder, so it also serves as a decorator's body."""
-    if name in ROUTES:
-        raise BadInput(f"model route {name!r} is registered twice")
-    ROUTES[name] = builder
-    return builder
+    """Make `builder` reachable as route `name` (registry.register("routes", name, builder)); a name
+    registered twice is refused (it would shadow the first). Returns the builder."""
+    return registry.register("routes", name, builder)
+
+
+@registry.contract("routes")
+def _fits(name: str, builder: Any) -> None:
+    if not callable(builder):
+        raise BadType(f"model route {name!r}: a route is a builder function (where..., *, timeout, ...) -> Route, "
+                      f"not {type(builder).__name__}")
 
 
 def unregister_route(name: str) -> None:
     """Remove a route (a test that registers its own takes it out again)."""
-    ROUTES.pop(name, None)
+    registry.unregister("routes", name)
 
 
 def build_route(name: str, *where: Any, timeout: float, **options: Any) -> Route:
     """The Route the builder registered as `name` makes for `where` and its options; an unknown name
     is refused with the known ones, options the builder does not take with its signature."""
-    import importlib
     import inspect
 
-    if name not in ROUTES:
-        for module in ROUTE_MODULES:
-            importlib.import_module(module)
-    if name not in ROUTES:
-        raise BadInput(f"no model route {name!r}; registered: {sorted(ROUTES)} (a route is registered when the "
-                       f"module holding its register_route line is imported: import it first)")
-    builder = ROUTES[name]
+    builder = registry.get("routes", name)
     try:
         inspect.signature(builder).bind(*where, timeout=timeout, **options)
     except TypeError as exc:

@@ -1,14 +1,16 @@
 """Cutting a document's Markdown into chunks, by one of six techniques in one registry (and a
 seventh, llm, that needs a chat model: cut_with=llm_cutter(chat)).
 
-    base.py                 Chunk, the registry (register, CHUNKERS) and the shared span machinery
+    base.py                 Chunk, register (the "chunkers" kind of vectrixdb/registry.py, CHUNKERS
+                            its table) and the shared span machinery
     fixed.py, recursive.py, sentence.py, semantic.py, structure.py, parent_child.py, llm.py
                             one technique each: where to cut, nothing more
 
-A new chunker: a module here whose function is decorated `@register("name")` (from base.py), and
-its module added to get_chunker's import line below (the one registration line). Techniques import
-base.py, never this module, so the registry and the techniques never import each other. A chunker
-outside the package registers the same way when its module is imported, before its name is used.
+A new chunker is one file: a module here whose function is decorated `@register("name")` (from
+base.py); the registry imports every module of this package the first time a technique is looked
+up. Techniques import base.py, never this module, so the registry and the techniques never import
+each other. A chunker outside the package registers the same way when its module is imported, or
+through an entry point in the group `vectrixdb.chunkers` (`paragraphs = "mypkg.cut:paragraphs"`).
 
 The signature every technique has (base.Chunker; `register` refuses a function that cannot be
 called so, naming the technique and the keyword):
@@ -22,22 +24,17 @@ a technique's own keywords (llm's cut_with), each with a default.
 """
 from __future__ import annotations
 
+from vectrixdb import registry
 from vectrixdb.chunking.base import (ALIASES, CHUNKERS, SEPARATORS, _HEADING, Chunk, Chunker,  # noqa: F401  (public here)
-                                     Outline, cut_fixed, make_chunks, merge, outline_of, pages_of, register, split_at,
-                                     split_recursive, trim)
+                                     Outline, cut_fixed, make_chunks, merge, outline_of, pages_of, plain, register,
+                                     split_at, split_recursive, trim)
 from vectrixdb.errors import BadInput
 from vectrixdb.reading import Document
 
 
 def get_chunker(name: str) -> Chunker:
-    from vectrixdb.chunking import fixed, llm, parent_child, recursive, semantic, sentence, structure  # noqa: F401
-
-    key = ALIASES.get(name, name)
-    if key not in CHUNKERS:
-        raise BadInput(f"unknown chunking technique {name!r}; known: {sorted(set(CHUNKERS) | set(ALIASES))} (a new "
-                       "technique is @register('name') in its own module, named in get_chunker's import line in "
-                       "vectrixdb/chunking/__init__.py, or imported before use when it lives outside vectrixdb)")
-    return CHUNKERS[key]
+    """The technique registered as `name` (or one of its ALIASES)."""
+    return registry.get("chunkers", ALIASES.get(name, name))
 
 
 def chunk_document(doc: Document, technique: str = "recursive", *, chunk_size: int = 1000,

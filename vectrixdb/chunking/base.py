@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
-from vectrixdb.errors import BadInput, BadType
+from vectrixdb import registry
+from vectrixdb.errors import BadType
 from vectrixdb.reading import Document, Page
 
 if TYPE_CHECKING:
@@ -49,15 +50,16 @@ class Chunker(Protocol):
                  embedder: "Embedder | None" = None) -> list[Chunk]: ...
 
 
-CHUNKERS: dict[str, Chunker] = {}
+CHUNKERS: dict[str, Chunker] = registry.table("chunkers")  # the registry's table of techniques
 ALIASES = {"markdown": "structure", "structure-aware": "structure", "parent-child": "parent_child",
            "fixed-size": "fixed"}
 PASSED = ("chunk_size", "overlap", "embedder")  # the keywords every technique is called with (Chunker)
 
 
 def register(name: str) -> Callable[[Chunker], Chunker]:
-    """`@register("name")`: add a technique to the registry, refusing a name registered twice and a
-    function that cannot be called as Chunker says (BadType naming the technique and the keyword).
+    """`@register("name")`: add a technique to the registry (registry.register("chunkers", ...)),
+    refusing a name registered twice and a function that cannot be called as Chunker says (BadType
+    naming the technique and the keyword).
 
     The same function registered again (same module and qualified name: an importlib.reload of its
     module, or its notebook cell run again) replaces the one registered, so an edited chunker takes
@@ -66,18 +68,32 @@ def register(name: str) -> Callable[[Chunker], Chunker]:
     so is another functools.partial: a partial is compared by its function and its arguments' values
     (code_identity.value_identity), and an argument that cannot be keyed is warned about once."""
     def add(fn: Chunker) -> Chunker:
-        origin = _origin(fn)  # read now: an argument that cannot be keyed is warned about at registration
-        if name in CHUNKERS and _origin(CHUNKERS[name]) != origin:
-            raise BadInput(f"chunking technique {name!r} is registered twice (by {_origin(CHUNKERS[name])} "
-                           f"and {origin})")
-        reason = unfit(fn)
-        if reason:
-            raise BadType(f"chunking technique {name!r}: {getattr(fn, '__name__', fn)}{_signature(fn)} {reason}; "
-                          "a chunker is fn(doc, *, chunk_size, overlap, embedder=None, **options)")
-        CHUNKERS[name] = fn
-        return fn
+        # read now: an argument that cannot be keyed is warned about at registration
+        return registry.register("chunkers", name, fn, origin=_origin(fn))
 
     return add
+
+
+@registry.contract("chunkers")
+def _fits(name: str, fn: Any) -> None:
+    reason = unfit(fn)
+    if reason:
+        raise BadType(f"chunking technique {name!r}: {getattr(fn, '__name__', fn)}{_signature(fn)} {reason}; "
+                      "a chunker is fn(doc, *, chunk_size, overlap, embedder=None, **options)")
+
+
+def plain() -> list[str]:
+    """The registered techniques that take nothing beyond what every caller passes (PASSED), in
+    registration order: those compare_chunking plans by default (llm, which needs cut_with=, is not)."""
+    out = []
+    for name, fn in registry.members("chunkers").items():
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            params = []  # type: ignore[assignment]
+        if all(p.name in PASSED or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in list(params)[1:]):
+            out.append(name)
+    return out
 
 
 def _origin(fn: Callable[..., Any]) -> str:

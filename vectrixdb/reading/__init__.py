@@ -1,12 +1,20 @@
 """Sources to documents: text, Markdown and PDF become pages of Markdown with quality flags.
 
+A file is read by the reader registered for its suffix: the "readers" kind of vectrixdb/registry.py,
+a function `read(data: bytes, *, doc_id: str, source: str | None) -> Document` per suffix (text.py
+reads .markdown .md .rst .text .txt, pdf.py .pdf). A new format is one file: a module here that
+registers its reader, or, outside the package, an entry point in the group `vectrixdb.readers`
+(`".html" = "mypkg.html:read_html"`). A file with no suffix is read as text (as a PDF when its
+bytes start with %PDF-).
+
 A page's number is its place in the file, 1-based, so `report.pdf#page=41` names what a PDF
 viewer shows as page 41 of the file. The whole document is one Markdown string; each page is a
 span of it, so chunk offsets and page numbers always agree.
 
 Text or a path? A str is read as a path when it is one line of at most 1024 characters and
   - names something that exists on disk (a file is read; a folder, FIFO or device is an error), or
-  - ends in a document suffix (.md, .markdown, .pdf, .rst, .text, .txt; spaces allowed), or
+  - ends in a suffix a reader is registered for (.md, .markdown, .pdf, .rst, .text, .txt, and any
+    registered from outside; spaces allowed), or
   - is an s3:// / Blob / web address, or
   - has no whitespace and contains a path separator (`data/sample`) or ends in a suffix-like
     `.abc` (`report.docx`): such a string is a path that is missing or of a type we cannot read,
@@ -18,26 +26,50 @@ so the same text added twice is one document and different texts never replace e
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import re
 import stat
 import unicodedata
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from vectrixdb import registry
 from vectrixdb.errors import BadInput, BadType, NotFound, Unsupported
-from vectrixdb.reading.document import PAGE_BREAK, Document, Page, join_pages  # noqa: F401  (public here)
+from vectrixdb.reading.document import PAGE_BREAK, Document, Page, decode, join_pages  # noqa: F401  (public here)
+
+Reader = Callable[..., Document]  # read(data: bytes, *, doc_id: str, source: str | None = None) -> Document
 
 
-def decode(data: bytes, where: str) -> str:
-    """UTF-8 (a BOM is dropped); anything else is an error naming the place and the byte."""
+@registry.contract("readers")
+def _fits(suffix: str, reader: Any) -> None:
+    """A reader is registered for a suffix (a dot and up to 10 letters or digits, lower case) and takes
+    the file's bytes positionally and doc_id= and source= by keyword."""
+    if not re.fullmatch(r"\.[a-z0-9]{1,10}", suffix):
+        raise BadInput(f"a reader is registered for a file suffix such as '.html' (lower case), not {suffix!r}")
+    if not callable(reader):
+        raise BadType(f"reader for {suffix!r}: a reader is read(data, *, doc_id, source=None) -> Document, "
+                      f"not {type(reader).__name__}")
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"{where}: not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r})") from None
+        inspect.signature(reader).bind(b"", doc_id="d", source=None)
+    except TypeError as exc:
+        raise BadType(f"reader for {suffix!r}: {getattr(reader, '__name__', reader)}{inspect.signature(reader)} "
+                      f"cannot be called as read(data, *, doc_id, source=None): {exc}") from None
+    except ValueError:
+        pass  # a signature Python cannot read: trusted as it is
 
 
-SUFFIXES = (".markdown", ".md", ".pdf", ".rst", ".text", ".txt")
+def suffixes() -> tuple[str, ...]:
+    """The suffixes a reader is registered for, sorted."""
+    return tuple(sorted(registry.names("readers")))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SUFFIXES":  # the old constant: the suffixes read today
+        return suffixes()
+    raise AttributeError(name)
+
+
 MAX_PATH = 1024  # longer than any path a person types; a longer str is text
 MAX_ID = 512
 DEFAULT_MAX_CHARS = 50_000_000  # one document's text; $VECTRIXDB_MAX_CHARS or max_chars= changes it
@@ -50,7 +82,7 @@ def looks_like_path(value: str) -> bool:
 
     if not value or len(value) > MAX_PATH or "\n" in value or "\r" in value or "\x00" in value:
         return False
-    if Path(value).suffix.lower() in SUFFIXES or io.is_remote(value):
+    if Path(value).suffix.lower() in suffixes() or io.is_remote(value):
         return True
     if not any(c.isspace() for c in value) and ("/" in value or "\\" in value or _SUFFIX_LIKE.search(value)):
         return True
@@ -139,9 +171,11 @@ def check_source(source: Any) -> None:
         if not stat.S_ISREG(mode):
             kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device or special file"
             raise BadInput(f"{name}: is {kind}, not a regular file")
-    if suffix and suffix not in SUFFIXES and _SUFFIX_LIKE.search(name):
-        raise Unsupported(f"{name}: cannot read {suffix!r} files; vectrixdb reads {', '.join(SUFFIXES)} "
-                          "(a file without a suffix is read as text)")
+    if suffix and suffix not in suffixes() and _SUFFIX_LIKE.search(name):
+        raise Unsupported(f"{name}: cannot read {suffix!r} files; vectrixdb reads {', '.join(suffixes())} "
+                          "(a file without a suffix is read as text; a reader for another suffix is registered "
+                          "as the 'readers' kind of vectrixdb.registry, or by an entry point in the group "
+                          "vectrixdb.readers)")
 
 
 def read(source: Any, *, doc_id: str | None = None, as_text: bool = False, max_chars: int | None = None) -> Document:
@@ -152,7 +186,6 @@ def read(source: Any, *, doc_id: str | None = None, as_text: bool = False, max_c
     $VECTRIXDB_MAX_CHARS, else 50,000,000 characters); a bigger document is refused, naming it.
     """
     from vectrixdb import io
-    from vectrixdb.reading import pdf, text
 
     limit = max_chars if max_chars is not None else max_chars_default()
     if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
@@ -168,13 +201,16 @@ def read(source: Any, *, doc_id: str | None = None, as_text: bool = False, max_c
     if isinstance(source, str) and (as_text or not looks_like_path(source)):
         _check_size(len(source), doc_id or "text", limit)
         check_text(source, f"document {doc_id}" if doc_id else "document text")
-        return text.read_text(source, doc_id=doc_id or text_id(source))
+        from vectrixdb.reading.text import read_text
+
+        return read_text(source, doc_id=doc_id or text_id(source))
     if not isinstance(source, (str, Path)):
         raise BadType(f"cannot read a document from {type(source).__name__}; give text, bytes or a path")
     check_source(source)
     name = str(source)
     doc_id = doc_id or check_doc_id(io.basename(name))
-    if not io.is_remote(name) and not name.lower().endswith(".pdf"):  # over the cap even at 4 bytes a character
+    reader = reader_for(name)
+    if not io.is_remote(name) and _reads_text(reader):  # over the cap even at 4 bytes a character
         _check_size(Path(name).expanduser().stat().st_size // 4, name, limit)
     try:
         data = io.read_bytes(name)
@@ -182,10 +218,24 @@ def read(source: Any, *, doc_id: str | None = None, as_text: bool = False, max_c
         raise NotFound(str(exc)) from None
     except (IsADirectoryError, PermissionError) as exc:  # e.g. a file the user may not read
         raise BadInput(f"{name}: cannot be read ({exc.strerror or exc})") from None
-    if name.lower().endswith(".pdf") or data[:5] == b"%PDF-":
-        doc = pdf.read_pdf(data, doc_id=doc_id, source=name)
-        _check_size(len(doc.markdown), name, limit)
-        return doc
-    content = decode(data, name)
-    _check_size(len(content), name, limit)
-    return text.read_text(content, doc_id=doc_id, source=name)
+    if _reads_text(reader) and data[:5] == b"%PDF-":
+        reader = reader_for(name + ".pdf")  # a PDF saved under another suffix, or none
+    doc = reader(data, doc_id=doc_id, source=name)
+    if not isinstance(doc, Document):
+        raise BadType(f"{name}: the reader for {Path(name).suffix.lower() or 'text'} "
+                      f"({registry.origin('readers', Path(name).suffix.lower())}) returned "
+                      f"{type(doc).__name__}, not a Document")
+    _check_size(len(doc.markdown), name, limit)
+    return doc
+
+
+def reader_for(name: str) -> Reader:
+    """The reader registered for a file's suffix; a file without a suffix (or with one no reader is
+    registered for and that does not look like a suffix: `v1.5`) is read as text."""
+    suffix = Path(name).suffix.lower()
+    readers = registry.members("readers")
+    return readers[suffix] if suffix in readers else readers[".txt"]
+
+
+def _reads_text(reader: Reader) -> bool:
+    return reader is registry.members("readers").get(".txt")

@@ -1,12 +1,14 @@
 """A read document: one Markdown string and its pages, each page a span of it with quality flags.
 
-The types every reader (pdf.py, text.py) builds and everything downstream reads; they sit below the
-readers so that vectrixdb.reading (which dispatches to the readers) and the readers never import
-each other.
+The types every reader (pdf.py, text.py, or one registered from outside) builds and everything
+downstream reads; they sit below the readers so that vectrixdb.reading (which looks a reader up in
+the registry by the file's suffix) and the readers never import each other.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from vectrixdb.errors import BadInput
 
 PAGE_BREAK = "\n\n"  # what joins two pages in a document's Markdown
 
@@ -31,6 +33,14 @@ class Document:
     def page_text(self, number: int) -> str:
         page = self.pages[number - 1]
         return self.markdown[page.start : page.end]
+
+
+def decode(data: bytes, where: str) -> str:
+    """UTF-8 (a BOM is dropped); anything else is an error naming the place and the byte."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{where}: not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r})") from None
 
 
 def join_pages(doc_id: str, texts: list[str], source: str | None, notes: tuple[str, ...] = ()) -> Document:

@@ -22,6 +22,7 @@ import warnings
 from collections import Counter
 from typing import Any
 
+from vectrixdb import registry
 from vectrixdb.errors import BadInput
 from vectrixdb.reading.document import Document, join_pages
 
@@ -290,6 +291,9 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
     if empty:
         notes = (f"{len(empty)} of {len(texts)} pages have no text layer (scanned images?): pages {empty[:20]}",)
     return join_pages(doc_id, texts, source, notes)
+
+
+registry.register("readers", ".pdf", read_pdf)
 
 
 def _heading(line: str, styles: dict, body: float, level: dict) -> str | None:

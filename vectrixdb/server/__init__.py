@@ -6,8 +6,9 @@
 A new page is one file: a module that declares `register_page(Page(name, path, title, view,
 template, nav=...))` (server/registry.py says what each field is; the built-in pages are declared
 the same way in server/pages_builtin.py), its template beside it (`folder=`) or in templates/;
-`create_app` builds its route and its nav link from the declaration. The one registration line is
-its module's name in registry.MODULES (inside the package) or the VECTRIXDB_PAGES setting (outside).
+`create_app` builds its route and its nav link from the declaration. Pages are the "pages" kind of
+vectrixdb/registry.py: inside the package a page is declared in pages_builtin.py; outside, its
+module is named in the VECTRIXDB_PAGES setting or by an entry point in the group `vectrixdb.pages`.
 A new report kind's page, by contrast, needs none of this: its Kind declaration's `section`, `view`
 and `tab` are drawn by the run page and the Evaluate page (evaluation/runs/kinds.py).
 """

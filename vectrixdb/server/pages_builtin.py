@@ -54,7 +54,7 @@ def evaluations(site: Site, type: str = "", state: str = "", sort: str = "run_id
         kind = kinds.KINDS.get(r.get("kind") or "")
         r["units"] = {c: kind.unit_of(c) for c in SCORES if kind and kind.unit_of(c)}
         r["extra"] = {k: v for k, v in r.items() if k not in {c for c, _ in COLUMNS} |
-                      {"kind", "extra", "units", "started", "error", "cannot_fail", "uncoloured"} and not k.endswith(" k")
+                      {"kind", "extra", "units", "started", "error", "cannot_fail", "uncoloured", "headline"} and not k.endswith(" k")
                       and v is not None and v == v}
     columns = _with_k(COLUMNS, shown)
     return {"rows": shown, "columns": columns, "cell_k": {key for key, label in columns if label.endswith("@k")},

@@ -29,11 +29,13 @@ A view that raises a VectrixError gets the app's refusal page (400, or 404 for N
 unreadable run its 422; anything else it (or its template) raises becomes an error page naming the
 page and the error (500), logged with its traceback; every other page keeps working.
 
-Where the registration line goes, as for report kinds (evaluation/runs/kinds.py): a page registers
+Where the registration line goes, as for report kinds (evaluation/runs/kinds.py): pages are the
+"pages" kind of vectrixdb/registry.py (PAGES is its table); a page registers
 (`register_page(Page(...))`) when its module is imported, and `declared()`, which create_app runs,
-imports once each: BUILTIN (server/pages_builtin.py, the built-in pages, declared the same way),
-the package's own page modules in MODULES, and the modules the VECTRIXDB_PAGES setting names
-(comma-separated, outside the package: `VECTRIXDB_PAGES=mypkg.latency_page vectrixdb serve runs/`).
+has the registry load once each: server/pages_builtin.py (the built-in pages, declared the same
+way: a new page inside vectrixdb goes there), the entry points in the group `vectrixdb.pages`, and
+the modules the VECTRIXDB_PAGES setting names (comma-separated, outside the package:
+`VECTRIXDB_PAGES=mypkg.latency_page vectrixdb serve runs/`).
 A module named there that cannot be imported, or raises anything while it is imported (a syntax
 error, a clash, a SystemExit from an argparse run at import), is refused, naming it, where it was named and the error; the pages it registered
 before failing are taken out again, so none of it is served, and a retry imports it afresh.
@@ -41,17 +43,16 @@ before failing are taken out again, so none of it is served, and a retry imports
 from __future__ import annotations
 
 import importlib
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Union
 
+from vectrixdb import registry
 from vectrixdb.errors import BadInput
 
 View = Union[Callable[..., Any], str]
 BUILTIN = "vectrixdb.server.pages_builtin"
-MODULES: tuple[str, ...] = ()  # the package's page modules beyond the built-ins: one string here adds one
 SETTING = "VECTRIXDB_PAGES"
 
 
@@ -97,8 +98,8 @@ class Site:
     sla_source: str
 
 
-PAGES: dict[str, Page] = {}
-_imported: set[str] = set()
+PAGES: dict[str, Page] = registry.table("pages")  # the registry's table of pages
+_imported = registry.IMPORTED  # the modules a setting named, imported once each (tests forget theirs)
 INLINE = "page:"  # the template name of a page whose template is its html= source
 
 
@@ -118,12 +119,21 @@ def route_of(path: str) -> str:
     return re.sub(r"\{[^}]*\}", "{}", path.rstrip("/") or "/")
 
 
+@registry.alias
 def register_page(page: Page) -> Page:
-    """Add a page. Refused: a name or a route registered twice (paths compared with their parameters'
-    names left out; the second would shadow the first), a path under /static (the app's files), and a
-    template in the page's own folder named as one in server/templates or another page's folder
-    (Jinja would find that one first, or the first folder's: the page would render another's)."""
-    clash = [p.name for p in PAGES.values() if p.name == page.name or route_of(p.path) == route_of(page.path)]
+    """Add a page (registry.register("pages", page.name, page)). Refused: a name or a route registered
+    twice (paths compared with their parameters' names left out; the second would shadow the first),
+    a path under /static (the app's files), and a template in the page's own folder named as one in
+    server/templates or another page's folder (Jinja would find that one first, or the first
+    folder's: the page would render another's)."""
+    return registry.register("pages", page.name, page)
+
+
+@registry.contract("pages")
+def _fits(name: str, page: Any) -> None:
+    if not isinstance(page, Page) or page.name != name:
+        raise BadInput(f"dashboard page {name!r}: a page is a Page registered under its own name, not {page!r}")
+    clash = [p.name for p in PAGES.values() if p is not page and (p.name == page.name or route_of(p.path) == route_of(page.path))]
     if clash:
         raise BadInput(f"page {page.name!r} ({page.path}) clashes with page {clash[0]!r} ({PAGES[clash[0]].path}), "
                        f"declared in {_where(PAGES[clash[0]])}: pages need their own names and paths")
@@ -136,8 +146,6 @@ def register_page(page: Page) -> Page:
         if owners:
             raise BadInput(f"page {page.name!r}: its template {page.template!r} has the name of one in {owners[0]}, "
                            "which would be rendered instead; rename it")
-    PAGES[page.name] = page
-    return page
 
 
 def _where(page: Page) -> str:
@@ -147,28 +155,13 @@ def _where(page: Page) -> str:
 
 def unregister_page(name: str) -> None:
     """Remove a page (tests that register a page of their own take it out again)."""
-    PAGES.pop(name, None)
+    registry.unregister("pages", name)
 
 
 def declared() -> dict[str, Page]:
-    """PAGES after importing (once each) BUILTIN, MODULES and the modules VECTRIXDB_PAGES names."""
-    from vectrixdb.evaluation.runs.kinds import failure
-
-    named = [(BUILTIN, "registry.BUILTIN")] + [(m, "registry.MODULES") for m in MODULES]
-    named += [(m.strip(), SETTING) for m in os.environ.get(SETTING, "").split(",") if m.strip()]
-    for module, where in named:
-        if module in _imported:
-            continue
-        _imported.add(module)
-        before = set(PAGES)
-        try:
-            importlib.import_module(module)
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure, an exit too: its pages go, it is named
-            _imported.discard(module)
-            for name in set(PAGES) - before:  # half a module's pages are none of them: nothing of it is served
-                PAGES.pop(name)
-            raise BadInput(f"{where} names {module!r}, which cannot be imported ({failure(exc)}); "
-                           "name a module that declares dashboard pages") from None
+    """PAGES after the registry has loaded them: the built-ins, the entry points in the group
+    vectrixdb.pages and (once each) the modules VECTRIXDB_PAGES names."""
+    registry.names("pages")
     return PAGES
 
 

@@ -7,8 +7,9 @@ evidence quotes are all in the handed text (a quote cut across two handed chunks
 were handed: handed spans that touch are joined before looking), or, for a row without evidence,
 when a page (or document) it expects is among the handed text.
 
-Plan: six techniques x three sizes (500, 1,000, 2,000; parent-child's small chunks 250, 500,
-1,000) x heading path embedded or not = 36 builds, overlap a fifth of the size. Each technique is
+Plan: the registered techniques that need no option of their own (chunking.plain: the six built-in,
+in the registry's order, and any registered from outside) x three sizes (500, 1,000, 2,000;
+parent-child's small chunks 250, 500, 1,000) x heading path embedded or not = 36 builds, overlap a fifth of the size. Each technique is
 ranked by its best build (more found; equal counts go to fewer chunks). Each pair of techniques'
 best builds gets an exact McNemar test on the questions only one of them found; a technique whose
 gap to the best could be luck (p >= alpha) is marked a tie.
@@ -42,9 +43,16 @@ from vectrixdb.evaluation.runs.report import Report
 from vectrixdb.roles import ChatModel, Embedder, EmbeddingModel, Questions
 from vectrixdb.settings import moved
 
-TECHNIQUES = ("structure", "parent_child", "recursive", "sentence", "semantic", "fixed")
 SIZES = (500, 1000, 2000)
 SMALL_SIZES = {"parent_child": (250, 500, 1000)}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TECHNIQUES":  # the old constant, now read from the registry (chunking.plain)
+        from vectrixdb.chunking import plain
+
+        return tuple(plain())
+    raise AttributeError(name)
 
 
 def collections_of(documents: Any) -> dict[str, list]:
@@ -119,7 +127,7 @@ def _finish(live: Any, report: Report, folder: str) -> None:
 def _compare(documents: Any, golden: Any, began: float, live: Any, *, budget: int, techniques, sizes, headings,
              model: Any, alpha: float, chat: Any, answer: Any, judge: Any, threshold: float, cut_with: Any,
              context_with: Any, late: Any, executor: str, progress: bool) -> Report:
-    from vectrixdb.chunking import get_chunker
+    from vectrixdb.chunking import get_chunker, plain
     from vectrixdb.embedding import get_embedder
     from vectrixdb.evaluation.golden.questions import provenance
     from vectrixdb.evaluation.golden.files import questions_of
@@ -133,7 +141,7 @@ def _compare(documents: Any, golden: Any, began: float, live: Any, *, budget: in
     answer, judge = (answer or chat), (judge or chat)
     if (answer is None) != (judge is None):
         raise BadInput("answered right needs both a way to answer and a judge: chat=, or answer= and judge=")
-    techniques = list(techniques or TECHNIQUES)
+    techniques = list(techniques or plain())  # every registered technique that needs no option of its own
     for t in techniques:
         get_chunker(t)
     headings = list(headings) if headings is not None else [False, True]

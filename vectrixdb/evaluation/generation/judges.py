@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence, TypeGuard
 
+from vectrixdb import registry
 from vectrixdb.errors import BadInput
 from vectrixdb.roles import ChatModel, Judge
 
@@ -52,14 +53,28 @@ class Rubric:
     reads_sources: bool = False  # shown the sources when given, though it can judge without them
 
 
-RUBRICS: dict[str, Rubric] = {}
+RUBRICS: dict[str, Rubric] = registry.table("rubrics")  # the registry's table of rubrics
 
 
+@registry.alias
 def register(rubric: Rubric) -> Rubric:
-    if rubric.name in RUBRICS:
-        raise BadInput(f"rubric {rubric.name!r} is registered twice")
-    RUBRICS[rubric.name] = rubric
-    return rubric
+    """Add a rubric under its name (registry.register("rubrics", rubric.name, rubric))."""
+    return registry.register("rubrics", rubric.name, rubric)
+
+
+@registry.contract("rubrics")
+def _fits(name: str, rubric: Any) -> None:
+    """A rubric is a Rubric under its own name, asking something (a blank prompt would have the
+    judge score nothing it was told), its declared inputs booleans."""
+    if not isinstance(rubric, Rubric):
+        raise BadInput(f"rubric {name!r}: a rubric is a Rubric(name, asks, ...), not {type(rubric).__name__}")
+    if rubric.name != name:
+        raise BadInput(f"rubric {rubric.name!r} registered as {name!r}: register it under its own name")
+    if not isinstance(rubric.asks, str) or not rubric.asks.strip():
+        raise BadInput(f"rubric {name!r} asks nothing: its prompt (asks) is empty; say what the judge scores")
+    flags = {f: getattr(rubric, f) for f in ("needs_reference", "needs_sources", "reads_sources")}
+    if not all(isinstance(v, bool) for v in flags.values()):
+        raise BadInput(f"rubric {name!r}: needs_reference, needs_sources and reads_sources are True or False, not {flags}")
 
 
 # Bedrock's four RAG metrics, so the two evaluations read side by side
@@ -97,8 +112,9 @@ class Verdict(NamedTuple):
 
 
 def rubric(name: str) -> Rubric:
-    if name not in RUBRICS:
-        raise BadInput(f"unknown metric {name!r}; known: {sorted(RUBRICS)}")
+    if name not in RUBRICS and name not in registry.names("rubrics"):
+        raise BadInput(f"unknown metric {name!r}; known: {sorted(RUBRICS)} (a new one is a Rubric registered in "
+                       "judges.py, or from outside vectrixdb an entry point in the group 'vectrixdb.rubrics')")
     return RUBRICS[name]
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from vectrixdb import registry
 from vectrixdb.errors import BadType
 from vectrixdb.evaluation.golden.questions import Question, label_document, split_label
 from vectrixdb.roles import Collection
@@ -34,11 +35,18 @@ GRAINS = ("doc", "page", "chunk", "evidence")
 
 
 class Result(NamedTuple):
+    """One retrieved result; `unread` says why `pages` is empty when the retriever's adapter looked
+    for a page and could not read one (a store adapter's page field missing), "" otherwise."""
     chunk_id: str
     doc_id: str
     pages: tuple[int, ...]
     text: str
     score: float | None
+    unread: str = ""
+
+
+DICT_KEYS = {"document": ("doc_id", "id", "document", "chunk_id"), "chunk": ("chunk_id",),
+             "pages": ("pages", "page"), "text": ("text",), "score": ("score",)}  # a result dict's keys, first found wins
 
 
 def as_result(item: Any, rank: int) -> Result:
@@ -51,22 +59,35 @@ def as_result(item: Any, rank: int) -> Result:
         return Result(item, doc, () if page is None else (page,), "", None)
     if isinstance(item, dict):
         named = item.get("doc_id") or item.get("id") or item.get("document") or item.get("chunk_id")
+        if not named:
+            raise BadType(f"a result dict names no document: it holds the keys {sorted(item)}; a result dict needs one "
+                          f"of {', '.join(DICT_KEYS['document'])} (the README's table of result keys)")
         pages = item.get("pages") or ((item["page"],) if item.get("page") is not None else ())
         return Result(str(item.get("chunk_id") or named), str(named), tuple(int(p) for p in pages), item.get("text") or "",
                       item.get("score"))
     if hasattr(item, "chunk_id") and hasattr(item, "doc_id"):  # a vectrixdb Hit
         return Result(item.chunk_id, item.doc_id, tuple(item.pages), item.text, item.score)
-    node = getattr(item, "node", None)  # LlamaIndex NodeWithScore
-    if node is not None:
-        meta = getattr(node, "metadata", {}) or {}
-        return Result(str(getattr(node, "node_id", rank)), str(meta.get("doc_id") or meta.get("file_name") or node.ref_doc_id),
-                      _pages(meta), node.get_content(), getattr(item, "score", None))
-    if hasattr(item, "page_content"):  # LangChain Document
-        meta = item.metadata or {}
-        doc = meta.get("doc_id") or meta.get("source") or getattr(item, "id", None) or str(rank)
-        return Result(str(meta.get("chunk_id") or getattr(item, "id", None) or f"{doc}::{rank}"), str(doc), _pages(meta),
-                      item.page_content, meta.get("score"))
-    raise BadType(f"cannot read a retrieval result from {type(item).__name__}: give ids, dicts or hits")
+    for adapter in registry.members("adapters").values():  # LangChain, LlamaIndex, ... (retrieval/adapters.py)
+        got = adapter.reads(item, rank) if adapter.reads is not None else None
+        if got is not None:
+            return got
+    raise BadType(f"cannot read a retrieval result from {type(item).__name__} ({item!r:.80}): expected an id "
+                  "string, a dict with the README's result keys, a vectrixdb Hit, or a LangChain, LlamaIndex or "
+                  f"Haystack document (the adapters registered: {registry.names('adapters')}; register one that reads "
+                  "it: evaluation/retrieval/adapters.py)")
+
+
+def unread_pages(results: list[list[Result]]) -> str:
+    """Why some results' pages could not be read, with how many ("" when every adapter read them):
+    the reason retrieval_report gives for leaving page figures undefined."""
+    flat = [r for res in results for r in res]
+    why = [r.unread for r in flat if r.unread and not r.pages]
+    if not why:
+        return ""
+    counts = {w: why.count(w) for w in dict.fromkeys(why)}
+    told = "; ".join(f"{w} ({n} of {len(flat)} results)" for w, n in counts.items())
+    return (f"page figures are undefined, not 0: the page of some results could not be read: {told}; name the "
+            "field holding the page (page_field=) or score by='doc'")
 
 
 def distinct(results: list[Result]) -> tuple[list[Result], int]:
@@ -104,17 +125,6 @@ def with_pages(results: list[list[Result]], db: Collection) -> list[list[Result]
     known = {c["chunk_id"]: c for c in chunks_of(db, docs) if c["chunk_id"] in bare}
     fill = lambda r, c: r._replace(doc_id=c["doc_id"], pages=tuple(c["pages"]), text=r.text or c["text"])  # noqa: E731
     return [[fill(r, known[r.chunk_id]) if not r.pages and r.chunk_id in known else r for r in res] for res in results]
-
-
-def _pages(meta: dict) -> tuple[int, ...]:
-    """Pages from metadata: `pages`/`page_number` are 1-based; LangChain's PDF loaders' `page` is 0-based."""
-    if meta.get("pages"):
-        return tuple(int(p) for p in meta["pages"])
-    if meta.get("page_number") is not None:
-        return (int(meta["page_number"]),)
-    if meta.get("page_label") is None and meta.get("page") is not None:
-        return (int(meta["page"]) + 1,)
-    return ()
 
 
 _MARKS = re.compile(r"[*_#|`>]+")

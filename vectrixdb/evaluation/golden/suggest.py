@@ -39,17 +39,19 @@ def suggest_expected(db: Collection, questions: Questions, *, k: int = 3, by: st
     # unlabelled rows are what this is for, so a file is loaded, not held to check_golden
     questions = (load_questions(os.fsdecode(questions)) if isinstance(questions, (str, os.PathLike))
                  else [questions] if isinstance(questions, Question) else list(questions))
-    out: dict[str, list[str]] = {}
-    for q in questions:
-        labels: list[str] = []
-        hits = ranked(db, q, k, using, **search)
-        for hit in hits:
-            if hit.score < relative * hits[0].score:
-                continue
-            entries = [f"{hit.doc_id}#page={p}" for p in hit.pages] if by == "page" else [hit.doc_id]
-            labels += [e for e in entries if e not in labels]
-        out[q.key()] = labels
-    return out
+    return {q.key(): proposal(ranked(db, q, k, using, **search), by, relative) for q in questions}
+
+
+def proposal(hits: list, by: str = "doc", relative: float = 0.8) -> list[str]:
+    """The labels proposed from ranked hits, best first, each once: the documents (by="doc") or
+    pages (by="page") of the hits scoring at least `relative` times the best one."""
+    labels: list[str] = []
+    for hit in hits:
+        if hit.score < relative * hits[0].score:
+            continue
+        entries = [f"{hit.doc_id}#page={p}" for p in hit.pages] if by == "page" else [hit.doc_id]
+        labels += [e for e in entries if e not in labels]
+    return labels
 
 
 def ranked(db: Searchable, q: Question, k: int, using: str = "joined", **search) -> list:
@@ -83,12 +85,16 @@ def ranked(db: Searchable, q: Question, k: int, using: str = "joined", **search)
 
 
 def suggest_with_passages(db: Collection, questions: list[Question], *, k: int = 3, using: str = "joined",
-                          **search) -> list[dict]:
-    """For the review widget: each question with its proposals and the passage that matched."""
+                          by: str = "doc", relative: float = 0.8, **search) -> list[dict]:
+    """For the review widget: each question with the hits a suggestion is drawn from (each with its
+    passage, and `proposed`: whether it passes suggest_expected's cut) and the labels proposed from
+    them by suggest_expected's rule (`proposed`)."""
+    if by not in ("doc", "page"):
+        raise BadInput(f"by must be 'doc' or 'page', not {by!r}")
     rows = []
     for q in questions:
         hits = ranked(db, q, k, using, **search)
-        rows.append({"key": q.key(), "question": q,
-                     "suggestions": [{"label": h.doc_id, "pages": h.pages, "text": h.text, "score": h.score}
-                                     for h in hits]})
+        rows.append({"key": q.key(), "question": q, "proposed": proposal(hits, by, relative),
+                     "suggestions": [{"label": h.doc_id, "pages": h.pages, "text": h.text, "score": h.score,
+                                      "proposed": h.score >= relative * hits[0].score} for h in hits]})
     return rows

@@ -7,10 +7,11 @@ families that are computed; it is never replaced by another.
 
 A new measure is one class (its docstring is its formula, with a citation) registered with
 `@declare`, and its kernel registered with a provider (`@RANKED.provides("name")`, providers.py).
-Both may live here and in providers.py, or together in a module of their own: inside this package
-(`evaluation/retrieval/rbp.py`, say) that module's name is the one line added elsewhere, to MODULES
-below, which Measure.parse imports when it meets a name not yet declared (a string, so no import
-circle); outside the package, import the module before naming the measure. A declared measure is
+Both may live here and in metrics.py, or together in a module of their own. Families are the
+"measures" kind of vectrixdb/registry.py (FAMILIES is its table): Measure.parse looks a name up
+there, which loads this module and metrics.py (the registry's homes for measures) and the entry
+points in the group `vectrixdb.measures` (`rbp = "mypkg.rbp:RBP"`, the module declaring the family
+and its kernel); a module outside the package may also be imported before the measure is named. A declared measure is
 computed by metric_table (and compute); retrieval_report and evaluate report the built-in families
 (scoring.AT_EACH_K and HOLES) and, asked by name (`measures=("rbp@10",)`), any other the RANKED
 provider computes, as a frame column and a mean (scoring.report_measures). Definitions follow
@@ -27,8 +28,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from vectrixdb import registry
 from vectrixdb.errors import BadInput
 
 CUTOFFS = ("required", "optional")  # optional: without a cut-off the measure reads the whole ranking
@@ -42,37 +44,44 @@ class Family:
     """A measure family; subclass it, set its name (and cutoff, when optional; direction, when higher
     is not better), write the formula as the docstring. `best(k, relevant)` is the highest value a
     ranking can reach for a question with `relevant` relevant labels at cut-off k (1.0 unless the
-    family says otherwise: precision and F1 cannot reach 1 when k and the labels differ in number)."""
+    family says otherwise: precision and F1 cannot reach 1 when k and the labels differ in number).
+    `condensed`: its value at k reads the ranking past k (the unjudged results are dropped first),
+    so the whole ranking is judged for it."""
 
     name: ClassVar[str]
     cutoff: ClassVar[str] = "required"
     direction: ClassVar[str] = "higher"
+    condensed: ClassVar[bool] = False  # reads past its cut-off: the top k after dropping unjudged results
 
     @staticmethod
     def best(k: int | None, relevant: int) -> float:
         return 1.0
 
 
-FAMILIES: dict[str, type[Family]] = {}
-#: Modules of this package that declare further families (see the module doc), imported on demand.
-MODULES: tuple[str, ...] = ()
+FAMILIES: dict[str, type[Family]] = registry.table("measures")  # the registry's table of families
 
 
 def declare(family: type[Family]) -> type[Family]:
-    """Register a family under its name (a class decorator); a name is declared once."""
-    name = getattr(family, "name", None)
-    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z_0-9]*", name):
+    """Register a family under its name (a class decorator): registry.register("measures", ...); a
+    name is declared once."""
+    return registry.register("measures", getattr(family, "name", None) or family.__name__, family)
+
+
+@registry.contract("measures")
+def _fits(name: str, family: Any) -> None:
+    if not (isinstance(family, type) and issubclass(family, Family)):
+        raise BadInput(f"measure {name!r}: a measure is a Family subclass, not {family!r}")
+    if not isinstance(family.__dict__.get("name", getattr(family, "name", None)), str) \
+            or not re.fullmatch(r"[a-z][a-z_0-9]*", name):
         raise BadInput(f"{family.__name__}: a measure family's name is lower-case letters, digits and _")
-    if name in FAMILIES:
-        raise BadInput(f"measure family {name!r} is declared twice")
+    if family.name != name:
+        raise BadInput(f"measure family {family.name!r} registered as {name!r}: register it under its own name")
     if family.cutoff not in CUTOFFS:
         raise BadInput(f"{name}: cutoff is one of {CUTOFFS}, not {family.cutoff!r}")
     if not (family.__doc__ or "").strip():
         raise BadInput(f"{name}: write the formula as the family's docstring")
     if family.direction not in DIRECTIONS:
         raise BadInput(f"{name}: direction is one of {DIRECTIONS}, not {family.direction!r}")
-    FAMILIES[name] = family
-    return family
 
 
 def family_of(figure: str) -> type[Family] | None:
@@ -106,14 +115,10 @@ class Measure:
     @classmethod
     def parse(cls, text: str) -> "Measure":
         match = re.fullmatch(r"([a-z_0-9]+?)(?:@(\d+))?", str(text).strip().lower())
-        if match and match[1] not in FAMILIES:
-            import importlib
-
-            for module in MODULES:
-                importlib.import_module(module)
-        if not match or match[1] not in FAMILIES:
+        if not match or match[1] not in registry.names("measures"):
             raise BadInput(f"unknown measure {text!r}; known: {sorted(FAMILIES)} (a new one is declared with "
-                           "@declare and its module imported first: measures.MODULES inside vectrixdb)")
+                           "@declare, its kernel @RANKED.provides; from outside vectrixdb its module is imported "
+                           "first or named by an entry point in the group 'vectrixdb.measures')")
         k = int(match[2]) if match[2] else None
         if k is None and FAMILIES[match[1]].cutoff == "required":
             raise BadInput(f"{text!r}: {match[1]} needs a cut-off, e.g. {match[1]}@10")
@@ -197,6 +202,7 @@ class CondensedNDCG(Family):
     ir_measures' judged_docs_only). The ideal ranking is ndcg@k's."""
 
     name = "ndcg_judged"
+    condensed = True
 
 
 @declare

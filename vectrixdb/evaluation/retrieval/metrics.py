@@ -157,7 +157,7 @@ def metric_table(run: dict[str, list[str] | dict[str, float]], qrels: dict[str, 
     else:
         rankings = [_ranked(r, q) for q, r in zip(ids, runs)]
         depth = max([m.k for m in parsed if m.k] + [1])
-        if any(m.k is None for m in parsed):
+        if any(m.k is None or FAMILIES[m.name].condensed for m in parsed):  # read to the end
             depth = max(depth, max((len(r) for r in rankings), default=1))
         values = compute(judge(rankings, judged, depth), parsed)
     table = pd.DataFrame(values, index=_query_index(ids, pd))

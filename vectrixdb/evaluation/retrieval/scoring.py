@@ -12,6 +12,9 @@ What a report will not do silently: labels that do not fit the grain (by="page" 
 labels, by="chunk" on a retriever that returns no chunk ids, by="evidence" with no evidence), a
 run in which no retrieved id ever matches an expected one, and draft rows are each said in
 `report["warnings"]`; by="chunk" without chunk ids is refused (every metric None, with a reason).
+Results without pages: an adapter (a store's, stores.py, or a framework's, adapters.py) that could
+not read a result's page says why (`Result.unread`); page figures are then undefined with that
+reason, never scored as misses.
 Judgement holes: `unjudged@k` (frame, per question; `report["unjudged"]` over all the
 questions' top-k results together) is the share of the top k results at the report's grain
 that no label judges, neither relevant nor grade 0 (a "miss" there may be a right answer nobody
@@ -51,11 +54,13 @@ from vectrixdb.evaluation.golden import labels as L
 from vectrixdb.evaluation.golden.questions import Question, cutoffs, label_document, provenance, split_label
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.golden.label_check import refuse_bad_labels
+from vectrixdb.evaluation.retrieval.adapters import search_of
 from vectrixdb.evaluation.retrieval.metrics import Measure, compute, judge
 from vectrixdb.evaluation.retrieval.providers import RANKED
 from vectrixdb.evaluation.runs.report import Report, now, set_name
 from vectrixdb.evaluation.runs.stats import bootstrap_interval
 from vectrixdb.roles import Collection, Questions, Reranker, Retriever
+from vectrixdb.served import spending
 from vectrixdb.search import DEFAULT_MODE
 
 DEPTH = 100
@@ -76,14 +81,9 @@ def _searches(target: Any) -> bool:
 def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
     if _searches(target):
         return lambda query, n: target.search(query, n, **search)  # a Vectrix or a principal's view
-    if callable(target):
-        if search:
-            raise BadInput(f"search options {sorted(search)} only apply to a Vectrix target")
-        return lambda query, n: target(query)
-    invoke = getattr(target, "invoke", None)  # a LangChain retriever object
-    if invoke is not None:
-        return lambda query, n: invoke(query)
-    raise BadType(f"target must be a Vectrix or a callable query -> results, not {type(target).__name__}")
+    if search:
+        raise BadInput(f"search options {sorted(search)} only apply to a Vectrix target")
+    return search_of(target)  # an outside retriever: a function, LangChain's .invoke, ... (adapters.py)
 
 
 def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] | int = (1, 3, 5, 10),
@@ -156,6 +156,7 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
                           inputs)
     run = _retriever(target, search)
     _load_model(target, search)
+    spent = spending(target, search)  # what served models (embedding, rerank routes) cost this run
     texts = [_asked(q, query) for q in scored]  # written before any search: latency is the search's
     results, latency = [], []
     for text in tqdm(texts, desc="searching", unit="q", disable=not progress):
@@ -167,10 +168,15 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     results = L.with_pages(list(distinct), held) if held is not None else list(distinct)
     results, notes = _match_file_names(scored, results)
     values["warnings"] += notes + _result_warnings(scored, results, sum(repeats), by, held)
+    unread = L.unread_pages(results)  # an adapter found no page where it looked (stores.py, adapters.py)
+    if unread and any(q.pages for q in scored):
+        values["warnings"].append(unread)
+        if by == "page":
+            return _undefined(values, unread, started, inputs)
     if by == "chunk" and all(r.chunk_id == r.doc_id for res in results for r in res):
         return _undefined(values, "by='chunk' needs results with chunk ids; this retriever returned document ids only",
                           started, inputs)
-    paged = any(r.pages for res in results for r in res)
+    paged = any(r.pages for res in results for r in res) and not unread
     if by == "page" and not paged and any(results) and any(q.pages for q in scored):
         return _undefined(values, NEEDS_PAGES, started, inputs)
     ranked = [L.units(q, res, by)[:deep] for q, res in zip(scored, results)]
@@ -197,6 +203,9 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
                     f"figures, studentized bootstrap ({n_resamples} resamples) for graded ones (stats.bootstrap_interval)",
                     **{f: {x: ci(f"{f}@{x}") for x in ks} for f in WITH_CI}, "mrr": ci(f"mrr@{depth}")}
     values["latency_ms"] = {"median": statistics.median(latency), "p95": float(np.percentile(latency, 95))}
+    used = spent()
+    if used:
+        values["model_usage"] = used
     first = _first_right(judged.found)
     read = [L.chunks_read(res, by, ks[-1]) for res in results]
     per_levels = [L.levels(q, chunks) | ({} if paged else {"page": None}) for q, chunks in zip(scored, read)]
@@ -280,7 +289,7 @@ def _result_warnings(scored, results, repeats: int, by: str, held: Any) -> list[
         out.append(f"{repeats} result(s) repeated a chunk already returned for the same question; each chunk is read "
                    "once, at its first rank")
     flat = [r for res in results for r in res]
-    bare = sum(not r.pages for r in flat)
+    bare = sum(not r.pages and not r.unread for r in flat)  # unread pages are said by unread_pages, with why
     if flat and bare and any(q.pages for q in scored) and not (by == "page" and bare == len(flat)):
         out.append(NEEDS_PAGES if bare == len(flat) else
                    f"{bare} of {len(flat)} results name no page and earn no page credit; page level needs pages: "
@@ -466,7 +475,8 @@ def _frame(scored, results, per_q, per_levels, first, latency, by, k, depth):
 def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (1, 3, 5, 10), by: str | None = None,
              modes: Sequence[str] = ("dense", "keyword", "hybrid"), rerank: Sequence[Reranker] = (),
              vectors: Sequence[str] | None = None, depth: int = DEPTH, save_to: str | None = None,
-             progress: bool = True, measures: Sequence[str] = ()) -> Report:
+             progress: bool = True, measures: Sequence[str] = (),
+             query: Callable[[Question], str] | None = None) -> Report:
     """Every way the collection can be searched, side by side: modes x rerankers (none, plus those
     given) x the vector spaces it holds, with median and p95 latency per query, 95% intervals on
     nDCG, recall and MRR, and three picks.
@@ -480,6 +490,8 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
     questions cannot tell the two apart (the report's `warnings` says how many such setups).
     `measures`: registered measures by name, each setup's mean a column of the frame (as
     retrieval_report computes them; they never rank). A name no ranked kernel computes is refused.
+    `query`: what each setup searches for a question, as retrieval_report takes it (a conversation's
+    last user turn by default); recorded as report["query"].
     """
     import pandas as pd
 
@@ -500,7 +512,8 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
     quality, top = f"ndcg@{ks[-1]}", ks[-1]
     for setup in setups:
         options: dict[str, Any] = {key: v for key, v in setup.items() if v is not None}
-        rep = retrieval_report(db, questions, ks, by, depth=depth, progress=progress, measures=measures, **options)
+        rep = retrieval_report(db, questions, ks, by, depth=depth, progress=progress, measures=measures, query=query,
+                               **options)
         reports.append(rep)
         if rep["ndcg"] is None:
             return Report("evaluate", {"by": by, "k": ks, "questions": rep["questions"], "setups": len(setups),
@@ -534,7 +547,7 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
               "questions": reports[0]["questions"], "setups": len(setups),
               "best": pick(best), "fastest_close": pick(close), "best_per_ms": pick(per_ms),
               "misses": best_report["misses"],  # the best setup's, which the certificate's grade is from
-              "warnings": warnings}
+              "query": reports[0]["query"], "warnings": warnings}
     report = Report("evaluate", values, frame, started=started, meta=inputs)
     if save_to:
         report.save(save_to)
@@ -548,4 +561,7 @@ def _end(interval: list[float] | None, side: int) -> float | None:
 def _name(rerank: Any) -> str:
     if rerank is None:
         return "-"
-    return rerank if isinstance(rerank, str) else getattr(rerank, "__name__", type(rerank).__name__)
+    if isinstance(rerank, str):
+        return rerank
+    named = getattr(rerank, "name", None)  # a rerank route: its model string
+    return named if isinstance(named, str) else getattr(rerank, "__name__", type(rerank).__name__)

@@ -14,8 +14,8 @@
     pipeline.py     run_evaluation: a whole pipeline's evaluation with a saved lifecycle
 
 A new report kind: one module holding the verb and its `register(Kind(...))` (kinds.py says what each
-field means), plus its one registration line: the module's name added to `kinds.MODULES` (inside
-vectrixdb) or to the VECTRIXDB_KINDS setting (outside), so a fresh `vectrixdb runs list` or `serve`
-imports it. Runs, the dashboard (server/), the certificate (export/) and the CLI read kinds only; a
+field means). Inside vectrixdb it is declared in kinds_builtin.py (the registry's home for kinds);
+outside, its module is named in the VECTRIXDB_KINDS setting or by an entry point in the group
+`vectrixdb.report_kinds`, so a fresh `vectrixdb runs list` or `serve` imports it. Runs, the dashboard (server/), the certificate (export/) and the CLI read kinds only; a
 saved run of a kind nobody registered is reported by listings as such, not skipped.
 """

@@ -47,10 +47,13 @@ a new kind is one such declaration (a test registers one of its own: tests/test_
 
 Where the registration line goes: a kind registers when its module is imported, and a fresh
 `vectrixdb runs list` or `vectrixdb serve` imports only what it needs, so the module must be named
-where listings look. `declared()` (run before every listing and lookup here) imports, once each:
+where listings look. Kinds are the "report_kinds" kind of vectrixdb/registry.py (KINDS is its
+table), and `declared()` (run before every listing and lookup here) has the registry load, once each:
 
-    MODULES                  the package's own kind modules beyond the built-ins: a new kind inside
-                             vectrixdb is its module plus one string added to this tuple
+    kinds_builtin            the package's own kinds (the registry's home for them: a new kind
+                             inside vectrixdb goes there, or its module is added to those homes)
+    vectrixdb.report_kinds   the entry-point group: a distribution's kinds
+                             (`latency = "mypkg.latency_kind"`, a module that registers its kinds)
     VECTRIXDB_KINDS          a setting: comma-separated modules outside the package that declare
                              kinds (`VECTRIXDB_KINDS=mypkg.latency_kind vectrixdb serve runs/`)
 
@@ -75,13 +78,13 @@ so a folder of runs is listed without parsing any body.
 from __future__ import annotations
 
 import importlib
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Callable, Union
 
+from vectrixdb import registry
 from vectrixdb.errors import BadInput, BadType
 
 Hook = Union[Callable[..., Any], str, None]
@@ -200,61 +203,42 @@ class Kind:
 
 #: Units of the names every run has, whatever its kind (certify adds the run's duration_s).
 SHARED_UNITS: dict[str, str] = {"duration_s": "s"}
-KINDS: dict[str, Kind] = {}
-MODULES: tuple[str, ...] = ()  # the package's kind modules beyond kinds_builtin (see "Where the registration line goes")
+KINDS: dict[str, Kind] = registry.table("report_kinds")  # the registry's table of report kinds
 SETTING = "VECTRIXDB_KINDS"
-_imported: set[str] = set()
+_imported = registry.IMPORTED  # the modules a setting named, imported once each (tests forget theirs)
 
 
 def declared() -> dict[str, Kind]:
-    """KINDS after importing (once each) the modules MODULES and the VECTRIXDB_KINDS setting name, so
-    a kind declared outside the modules a command happens to import is known to every listing."""
-    named = [(m, "kinds.MODULES") for m in MODULES]
-    named += [(m.strip(), SETTING) for m in os.environ.get(SETTING, "").split(",") if m.strip()]
-    for module, where in named:
-        if module in _imported:
-            continue
-        _imported.add(module)  # before importing: a module that lists kinds while it loads does not loop
-        before = set(KINDS)
-        try:
-            importlib.import_module(module)
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure, an exit too: its kinds go, it is named
-            _imported.discard(module)
-            for name in set(KINDS) - before:
-                KINDS.pop(name)
-            raise BadInput(f"{where} names {module!r}, which cannot be imported ({failure(exc)}); "
-                           "name a module that declares report kinds") from None
+    """KINDS after the registry has loaded them: the built-ins, the entry points in the group
+    vectrixdb.report_kinds and (once each) the modules the VECTRIXDB_KINDS setting names, so a kind
+    declared outside the modules a command happens to import is known to every listing."""
+    registry.names("report_kinds")
     return KINDS
 
 
-def failure(exc: BaseException) -> str:
-    """An extension module's failure at import in words: a SystemExit (an argparse run at import, a
-    sys.exit) says the module tried to end the program, with its status."""
-    if isinstance(exc, SystemExit):
-        return f"it exits while being imported (SystemExit {exc.code!r}): a module run as a script at import?"
-    return f"{type(exc).__name__}: {exc}"
+failure = registry.failure  # kept: an extension module's failure at import in words
 
 
+@registry.alias
 def register(kind: Kind) -> Kind:
-    """Add a kind; a name registered twice is refused (a second declaration would shadow the first)."""
-    if kind.name in KINDS:
-        raise BadInput(f"report kind {kind.name!r} is registered twice")
-    KINDS[kind.name] = kind
-    return kind
+    """Add a kind (registry.register("report_kinds", kind.name, kind)); a name registered twice is
+    refused (a second declaration would shadow the first)."""
+    return registry.register("report_kinds", kind.name, kind)
+
+
+@registry.contract("report_kinds")
+def _fits(name: str, kind: Any) -> None:
+    if not isinstance(kind, Kind) or kind.name != name:
+        raise BadType(f"report kind {name!r}: a report kind is a Kind registered under its own name, not {kind!r}")
 
 
 def unregister(name: str) -> None:
     """Remove a kind (tests that register a kind of their own take it out again)."""
-    KINDS.pop(name, None)
+    registry.unregister("report_kinds", name)
 
 
 def kind_of(name: str) -> Kind:
-    if name not in KINDS:
-        declared()
-    if name not in KINDS:
-        raise BadInput(f"unknown report kind {name!r}; known: {sorted(KINDS)} (a kind is known once the module "
-                       f"declaring it is imported: name it in {SETTING}, or in kinds.MODULES inside vectrixdb)")
-    return KINDS[name]
+    return registry.get("report_kinds", name)
 
 
 def folders() -> list[str]:
@@ -299,17 +283,30 @@ def hooks(kind: Kind) -> list[tuple[str, Hook]]:
 
 
 def first_headline(row: dict, kind: Kind | None = None) -> str:
-    """The one figure `runs list` shows for a run: the first the row has of HEADLINE (a sweep's or a
-    comparison's best in words; else accuracy, nDCG, recall, then set F1 from the finest grain),
-    with its unit when the kind declares one."""
+    """The one figure `runs list` shows for a run: for a kind with a headline of its own (not the
+    standard one), the first of its headline figures the row has (the row's `headline` names them,
+    in order); else the first the row has of HEADLINE (a sweep's or a comparison's best in words;
+    else accuracy, nDCG, recall, then set F1 from the finest grain); with its unit when the kind
+    declares one."""
+    def shown(value: Any) -> bool:
+        return value is not None and value == value and value != ""
+
+    own = row.get("headline") if kind is not None and kind.headline != Kind.headline else None
+    if isinstance(own, (list, tuple)) and any(shown(row.get(n)) for n in own):
+        column = next(n for n in own if shown(row.get(n)))
+        return _figure(column, row[column], kind)
     for prefix in HEADLINE:
         for column, value in row.items():
-            if str(column).startswith(prefix) and value is not None and value == value and value != "":
-                unit = kind.unit_of(column) if kind else None
-                if unit and isinstance(value, (int, float)) and not isinstance(value, bool):
-                    return f"{column} {with_unit(value, unit)}"
-                return f"{column} {value:.3f}" if isinstance(value, float) else f"{column}: {str(value)[:64]}"
+            if str(column).startswith(prefix) and shown(value):
+                return _figure(column, value, kind)
     return "—"
+
+
+def _figure(column: Any, value: Any, kind: Kind | None) -> str:
+    unit = kind.unit_of(column) if kind else None
+    if unit and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{column} {with_unit(value, unit)}"
+    return f"{column} {value:.3f}" if isinstance(value, float) else f"{column}: {str(value)[:64]}"
 
 
 def with_unit(value: float, unit: str) -> str:

@@ -74,7 +74,8 @@ def unregistered_runs(folder: str) -> list[dict[str, Any]]:
 
 def unregistered_note(kind: str, runs: int, where: str) -> str:
     return (f"{runs} run{'s' if runs != 1 else ''} of unregistered kind {kind!r} under {where}: import the module "
-            f"that declares it (name it in {kinds.SETTING}=module,module; inside vectrixdb, in kinds.MODULES)")
+            f"that declares it (name it in {kinds.SETTING}=module,module, or give it an entry point in the group "
+            "vectrixdb.report_kinds)")
 
 
 def _kind_named(run_folder: str) -> str | None:
@@ -163,7 +164,7 @@ def _row(run_id: str, data: dict, badge: str | None, headline: dict, flags: Any 
     reasons = [str(x) for x in whole] if isinstance(whole, list) else []
     return {"run_id": run_id, "type": badge, "kind": data.get("kind"), "status": status,
             "name": data.get("name"), "started": data.get("started"), "duration_s": data.get("duration_s"),
-            "questions": data.get("questions"), **headline,
+            "questions": data.get("questions"), **headline, "headline": list(headline),
             "cannot_fail": reasons + [f"{level} level: {why}" for level, why in levels.items()],
             "uncoloured": sorted(levels) if not reasons else ["chunk", "page", "doc"]}
 

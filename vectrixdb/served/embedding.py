@@ -39,8 +39,8 @@ from vectrixdb.chat.parallel import concurrently
 from vectrixdb.chat.routes import AZURE_API_VERSION
 from vectrixdb.embedding_cache import EmbeddingCache, text_hash
 from vectrixdb.errors import BadInput
-from vectrixdb.served.wire import (AZURE, Address, BadReply, Service, address, build, is_served, number, reply_json,
-                                   served_model, tokens_of)
+from vectrixdb.served.wire import (AZURE, Address, BadReply, Served, Service, address, build, is_served, number,
+                                   reply_json, served_model, tokens_of)
 
 CALL = "/embeddings"
 PROBE = "vectrixdb"  # embedded once (then cached) to learn a route's dimension before any other text
@@ -69,7 +69,7 @@ def environment_model() -> str | None:
     return None
 
 
-class EmbeddingRoute:
+class EmbeddingRoute(Served):
     """An embedding model behind an OpenAI-style /embeddings route or an Azure OpenAI deployment.
 
     url: the API's base URL (…/v1; the full …/v1/embeddings address is taken too), or a whole model
@@ -133,18 +133,6 @@ class EmbeddingRoute:
                            "(with VECTRIXDB_EMBEDDER_KEY if it needs a key), or AZURE_OPENAI_EMBEDDING_DEPLOYMENT and "
                            "AZURE_OPENAI_ENDPOINT (with AZURE_OPENAI_KEY, or none for the managed identity)")
         return cls.from_string(named, **options)
-
-    @property
-    def model(self) -> str:
-        return self.where.model
-
-    @property
-    def route(self):
-        return self.service.route
-
-    def describe(self) -> dict:
-        """Where the route goes and how it signs requests, with any key masked."""
-        return {"route": self.route.name, "model": self.model, "auth": self.route.auth, "kind": self.route.kind}
 
     def __repr__(self) -> str:
         return f"EmbeddingRoute({self.route.name!r}, model={self.model!r}, auth={self.route.auth!r})"
@@ -232,10 +220,6 @@ class EmbeddingRoute:
     def totals(self) -> dict:
         """What the route spent (served.wire.Service.totals) and the texts it embedded and reused."""
         return {**self.service.totals(), "texts": self.embedded, "cached": self.reused}
-
-    def usage(self):
-        """One row per request batch: when, model, status, calls, tokens, seconds, cost (a DataFrame)."""
-        return self.service.ledger.frame()
 
 
 def read_embeddings(text: str, count: int) -> tuple[np.ndarray, int | None, str | None]:

@@ -27,14 +27,14 @@ from vectrixdb import registry
 from vectrixdb.chat.config import DEFAULT_LIMITS, LimitConfig
 from vectrixdb.chat.parallel import concurrently
 from vectrixdb.errors import BadInput, Unsupported
-from vectrixdb.served.wire import BadReply, Service, address, build, number, reply_json, served_model, tokens_of
+from vectrixdb.served.wire import BadReply, Served, Service, address, build, number, reply_json, served_model, tokens_of
 
 CALL = "/rerank"
 _NAMED: dict[tuple, "RerankRoute"] = {}  # one route per model string and key in a process (named())
 _NAMED_LOCK = threading.Lock()
 
 
-class RerankRoute:
+class RerankRoute(Served):
     """A reranker behind a /rerank route (module doc).
 
     url: the API's base URL (…/v1), the full …/rerank address, or a model string `base#model`;
@@ -75,17 +75,6 @@ class RerankRoute:
                 _NAMED[key] = cls.from_string(text)
             return _NAMED[key]
 
-    @property
-    def model(self) -> str:
-        return self.where.model
-
-    @property
-    def route(self):
-        return self.service.route
-
-    def describe(self) -> dict:
-        return {"route": self.route.name, "model": self.model, "auth": self.route.auth, "kind": self.route.kind}
-
     def __str__(self) -> str:  # what a report's search settings record: the model string, never a key
         return self.name
 
@@ -117,9 +106,6 @@ class RerankRoute:
     def totals(self) -> dict:
         """What the route spent (served.wire.Service.totals) and the texts it scored."""
         return {**self.service.totals(), "texts": self.scored}
-
-    def usage(self):
-        return self.service.ledger.frame()
 
 
 def read_ranking(text: str, count: int) -> tuple[np.ndarray, int | None, str | None]:

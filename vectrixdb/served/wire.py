@@ -238,3 +238,27 @@ class Service:
                 "replies": sum(r.answers for r in rows), "tokens": sum(r.prompt_tokens for r in rows),
                 "unmetered": self.unmetered, "seconds": round(sum(r.seconds for r in rows), 3),
                 "cost": round(sum(costs), 12) if costs else None}
+
+
+class Served:
+    """What an embedding and a rerank route share: the model at the address (`where`), the route
+    its requests go through, and what it spent (`service`, a Service)."""
+    where: Address
+    service: Service
+
+    @property
+    def model(self) -> str:
+        return self.where.model
+
+    @property
+    def route(self) -> Route:
+        return self.service.route
+
+    def describe(self) -> dict:
+        """Where the route goes and how it signs requests, with any key masked."""
+        return {"route": self.route.name, "model": self.model, "auth": self.route.auth, "kind": self.route.kind}
+
+    def usage(self):
+        """One row per request batch: when, model, status, calls, tokens, seconds, cost (a DataFrame)."""
+        return self.service.ledger.frame()
+

@@ -95,6 +95,7 @@ def keep_outputs(source: Path) -> Path:
                          f"{len(published.cells)}, or their kinds): run it again instead")
     for new, old in zip(fresh.cells, published.cells):
         old.source = new.source
+    published.metadata["jupytext"] = fresh.metadata.get("jupytext", {})  # the pairing's settings, as the source says
     jupytext.write(published, target, fmt="ipynb")
     return target
 

@@ -62,3 +62,16 @@ def test_notebook_runs(path, tmp_path, monkeypatch, request):
               if "image/png" in o.get("data", {})]
     if path.stem in FIGURES:
         assert images, f"{path.name} drew no figure"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_saving_in_jupyterlab_leaves_the_paired_source_as_it_is(path):
+    """JupyterLab with jupytext writes the .py from the notebook it holds, whose kernel is the user's
+    own (here "vectrixdb") and whose jupytext may be another version: the header filters both out,
+    so saving changes nothing in the reviewed source."""
+    import jupytext
+
+    held = jupytext.read(path)  # what JupyterLab opens
+    held.metadata["kernelspec"] = {"display_name": "vectrixdb (.venv)", "language": "python", "name": "vectrixdb"}
+    held.metadata.setdefault("jupytext", {}).setdefault("text_representation", {})["jupytext_version"] = "9.9.9"
+    assert jupytext.writes(held, fmt="py:percent") == path.with_suffix(".py").read_text()

@@ -4,7 +4,10 @@ An embedder member is `make(model: str | None = None, **options) -> Embedder` (r
 to unit-length float32 rows). Built in: "sentence-transformers", embedding.py's SentenceEmbedder (the
 bundled model by default; "@fp32" and "@int8" in the model string pick its backend). A new embedder
 inside the package registers here, or in its own module with one `registry.register("embedders",
-...)` line; outside it, through an entry point in the group `vectrixdb.embedders`.
+...)` line; outside it, through an entry point in the group `vectrixdb.embedders`. A collection is
+built with one by the model string "NAME" or "NAME:model" (embedding.get_embedder), records the
+embedder's `name`, and reopens by that name: so an embedder from outside the package names itself
+NAME or NAME:... (embedding.registered_embedder refuses one that does not).
 """
 from __future__ import annotations
 

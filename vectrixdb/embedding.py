@@ -344,4 +344,30 @@ def get_embedder(model: EmbeddingModel = None, **kwargs) -> Embedder:
 
         return EmbeddingRoute.from_string(cast(str, model), **kwargs)
     kwargs.pop("dim", None)  # a local model knows its own
-    return SentenceEmbedder(model, **kwargs)
+    registered = registered_embedder(model, **kwargs)
+    return registered if registered is not None else SentenceEmbedder(model, **kwargs)
+
+
+def registered_embedder(model: Any, **kwargs) -> Embedder | None:
+    """The embedder the registry's "embedders" kind makes for `NAME` or `NAME:model` (vectrixdb/embedders.py),
+    or None for any other model string. NAME: must name a registered embedder (an unknown one is BadInput
+    saying how to register it), and what an embedder from outside the package makes must be named NAME or
+    NAME:..., the string a collection records, so that reopening the collection finds the same embedder
+    (the built-in ones name their models as a model string always did: a model name, folder or route)."""
+    from vectrixdb import registry
+
+    if not isinstance(model, str):
+        return None
+    name, colon, rest = model.partition(":")
+    if colon and (len(name) < 2 or "/" in name or "\\" in name or rest.startswith(("/", "\\"))):
+        return None  # a drive letter or a path, not NAME:model
+    if not colon and model not in registry.names("embedders"):
+        return None
+    made = registry.get("embedders", name)(rest or None, **kwargs)
+    built_in = (registry.origin("embedders", name) or "").startswith("vectrixdb.")  # names its models as before
+    if not built_in and made.name != name and not made.name.startswith(f"{name}:"):
+        from vectrixdb.errors import BadType
+
+        raise BadType(f"the embedder registered as {name!r} made one named {made.name!r}: its name must be {name!r} "
+                      f"or start with {name + ':'!r}, as a collection records it and finds it again by it")
+    return made

@@ -241,3 +241,28 @@ def distribution(tmp_path, monkeypatch):
         for name in set(registry.table(kind)) - names:
             registry.unregister(kind, name)
     registry.refresh()
+
+
+@pytest.fixture
+def identity(monkeypatch):
+    """start(token): an App Service identity endpoint on loopback handing out `token`, named by
+    IDENTITY_ENDPOINT / IDENTITY_HEADER, with every other Azure credential and route setting unset
+    (test_chat's and test_served's Azure routes get their token from it through azure-identity)."""
+    from tests.llama_server import IdentityEndpoint
+
+    opened = []
+
+    def start(token: str, header: str = "s3cret") -> IdentityEndpoint:
+        endpoint = IdentityEndpoint("s3cret", token)
+        opened.append(endpoint)
+        monkeypatch.setenv("IDENTITY_ENDPOINT", endpoint.url)
+        monkeypatch.setenv("IDENTITY_HEADER", header)
+        return endpoint
+
+    for name in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "MSI_ENDPOINT", "AZURE_OPENAI_KEY",
+                 "VECTRIXDB_EMBEDDER_URL", "VECTRIXDB_DEFAULT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    yield start
+    for endpoint in opened:
+        endpoint.close()
+

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from tests.llama_server import AzureFront, IdentityEndpoint, Scripted, completion
+from tests.llama_server import AzureFront, Scripted, completion
 from tests.servers import free_port
 from vectrixdb.chat.writer import DATA_NOTE, ChatWriter, LimitConfig, Outcome, RequestConfig, inert, passage
 from vectrixdb.chat.limits import Limiter
@@ -816,25 +816,6 @@ def azure(llama_server):
     front = AzureFront(llama_server, {"smol"}, token="good-token", key="azure-key-123456")
     yield front
     front.close()
-
-
-@pytest.fixture
-def identity(monkeypatch):
-    """An App Service identity endpoint handing out `token`, named by IDENTITY_ENDPOINT/IDENTITY_HEADER."""
-    opened = []
-
-    def start(token: str, header: str = "s3cret") -> IdentityEndpoint:
-        endpoint = IdentityEndpoint("s3cret", token)
-        opened.append(endpoint)
-        monkeypatch.setenv("IDENTITY_ENDPOINT", endpoint.url)
-        monkeypatch.setenv("IDENTITY_HEADER", header)
-        return endpoint
-
-    for name in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "MSI_ENDPOINT", "AZURE_OPENAI_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    yield start
-    for endpoint in opened:
-        endpoint.close()
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from tests.llama_server import AzureFront, IdentityEndpoint, Scripted
+from tests.llama_server import AzureFront, Scripted
 from tests.route_scripts import DIM, base_of, embed_reply, embeddings, rank_reply, ranking, vector_of
 from vectrixdb import Vectrix
 from vectrixdb.chat import LimitConfig
@@ -237,25 +237,6 @@ def test_a_second_space_from_azure_scored_by_a_report_with_its_usage(server, tmp
 
 
 # -- Azure with a managed identity: azure-identity's own code against a local endpoint --------
-
-@pytest.fixture
-def identity(monkeypatch):
-    opened = []
-
-    def start(token: str, header: str = "s3cret") -> IdentityEndpoint:
-        endpoint = IdentityEndpoint("s3cret", token)
-        opened.append(endpoint)
-        monkeypatch.setenv("IDENTITY_ENDPOINT", endpoint.url)
-        monkeypatch.setenv("IDENTITY_HEADER", header)
-        return endpoint
-
-    for name in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "MSI_ENDPOINT", "AZURE_OPENAI_KEY",
-                 "VECTRIXDB_EMBEDDER_URL", "VECTRIXDB_DEFAULT_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    yield start
-    for endpoint in opened:
-        endpoint.close()
-
 
 def test_azure_with_a_managed_identity_from_the_settings(server, identity, monkeypatch, tmp_path):
     server.respond = embed_reply

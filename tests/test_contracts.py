@@ -250,11 +250,9 @@ def _text_sample(tmp_path, suffix):
 
 
 def _pdf_sample(tmp_path, suffix):
-    from tests.conftest import PDFS
+    from tests.conftest import PDFS, require
 
-    small = sorted(PDFS.glob("*.pdf"), key=lambda p: p.stat().st_size) if PDFS.exists() else []
-    if not small:
-        pytest.skip("no sample PDF here")
+    small = sorted(require(PDFS).glob("*.pdf"), key=lambda p: p.stat().st_size)  # the shared 10-Ks: missing fails
     path = tmp_path / f"sample{suffix}"
     path.write_bytes(small[0].read_bytes())
     return path, None
@@ -570,7 +568,12 @@ def runs(tmp_path_factory):
     unregister("vx_toy_latency")
 
 
-def check_kind(name: str, folder: str, client) -> None:
+NOT_IN_MAKE_RUNS = {"evaluate", "cutoff", "sweep", "answers", "calibration", "golden_audit", "chunking"}
+
+
+def check_kind(name: str, folder: str, client) -> bool:
+    """Check a kind's listing, run page, certificate and CLI line on its saved run; False when
+    tests/dashboard_runs.make_runs saved no run of it."""
     from pypdf import PdfReader
     from typer.testing import CliRunner
 
@@ -582,7 +585,7 @@ def check_kind(name: str, folder: str, client) -> None:
     listed = list_runs(folder)
     mine = listed[(listed["kind"] == name) & (listed["status"] == "completed")]
     if mine.empty:
-        pytest.skip(f"no saved run of kind {name!r} in tests/dashboard_runs.make_runs")
+        return False
     row = {k: v for k, v in mine.iloc[0].to_dict().items() if not (isinstance(v, float) and v != v)}
     run_id = row["run_id"]
     assert row["type"] == kind.badge(None) or kind.badge_from, f"{name}: listed with badge {row['type']}"
@@ -596,6 +599,7 @@ def check_kind(name: str, folder: str, client) -> None:
     figures = [f for f in row.get("headline") or [] if row.get(f) is not None]
     if kind.cli is None and figures:  # a run with headline figures shows one of them
         assert any(str(figure) in line[0] for figure in figures), f"{name}: runs list shows {line}"
+    return True
 
 
 def test_every_report_kind_is_listed_shown_certified_and_on_the_cli(runs):
@@ -604,14 +608,10 @@ def test_every_report_kind_is_listed_shown_certified_and_on_the_cli(runs):
     from vectrixdb.server import create_app
 
     client = TestClient(create_app(runs), base_url="http://127.0.0.1")
-    checked = []
-    for name in registry.names("report_kinds"):
-        try:
-            check_kind(name, runs, client)
-            checked.append(name)
-        except pytest.skip.Exception:
-            continue
-    assert {"evaluation", "retrieval", "experiment", "power", "pool", "ppi", "vx_toy_latency"} <= set(checked)
+    unchecked = [name for name in registry.names("report_kinds") if not check_kind(name, runs, client)]
+    # make_runs saves no run of these kinds, so this contract does not reach them (said in the issue
+    # notes); a new kind either adds a run to make_runs or is named here, never passed over silently
+    assert set(unchecked) == NOT_IN_MAKE_RUNS, f"kinds with no saved run to check: {sorted(unchecked)}"
 
 
 def test_runs_list_shows_a_kinds_own_headline(runs):

@@ -151,12 +151,13 @@ def chunking_plot(report, ax=None):
     sizes = sorted({int(s) for s in frame["chunk_size"]})
     groups = list(frame.groupby(["technique", "embed_heading"]))
     techniques = list(dict.fromkeys(t for t, _ in (g for g, _ in groups)))
-    palette = plt_colours(len(techniques))  # one colour per technique; headings dashed, so no two lines look alike
+    palette = plt_colours(len(techniques))  # one colour per technique; headings dashed and hollow
     for n, ((technique, heading), rows) in enumerate(groups):
         rows = rows.sort_values("chunk_size")
         which = techniques.index(technique)
         ax.plot(rows["chunk_size"] * (1 + 0.015 * (n - (len(groups) - 1) / 2)), rows[share],
                 marker=MARKERS[which % len(MARKERS)], color=palette[which], linestyle="--" if heading else "-",
+                markerfacecolor="white" if heading else palette[which],  # hollow: told apart in the legend too
                 label=f"{technique}{' + heading' if heading else ''}")
     logarithmic = len(sizes) > 1 and sizes[-1] > 4 * sizes[0]
     if logarithmic:

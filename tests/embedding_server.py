@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.llama_server import _wait_http
-from tests.servers import ROOT, free_port
+from tests.llama_server import start_slots
+from tests.servers import ROOT
 
 CACHE = ROOT / ".cache" / "gguf"
 MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length
@@ -102,18 +101,8 @@ def start_embedding_server(log: Path, *, slots: int = 2, threads: int = 1, alias
                            reranking: bool = False) -> tuple[subprocess.Popen, str]:
     """llama.cpp's server with --embedding over the MiniLM GGUF on a free loopback port, `slots`
     requests at once of MAX_TOKENS each; returns the process and its base URL (…/v1)."""
-    port = free_port()
-    out = open(log, "ab")
-    args = [sys.executable, str(Path(__file__).with_name("slot_server.py")), "--model", str(minilm_gguf()),
-            "--port", str(port), "--slots", str(slots), "--ctx-per-slot", str(MAX_TOKENS), "--threads",
-            str(threads), "--alias", alias, "--embedding"]
-    proc = subprocess.Popen(args + (["--reranking"] if reranking else []), stdout=out, stderr=subprocess.STDOUT)
-    try:
-        _wait_http(f"http://127.0.0.1:{port}/health", proc, log, timeout=300)
-    except Exception:
-        proc.kill()
-        raise
-    return proc, f"http://127.0.0.1:{port}/v1"
+    return start_slots(log, minilm_gguf(), slots=slots, ctx_per_slot=MAX_TOKENS, threads=threads, alias=alias,
+                       extra=("--embedding", *(("--reranking",) if reranking else ())))
 
 
 def fit(texts: list[str], max_tokens: int = MAX_TOKENS) -> list[str]:

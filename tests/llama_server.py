@@ -50,15 +50,16 @@ def smollm2_gguf() -> Path:
 
 
 def start_slots(log: Path, model: Path | None = None, *, slots: int = 4, ctx_per_slot: int = 2048,
-                threads: int = 1, alias: str = "smollm2") -> tuple[subprocess.Popen, str]:
+                threads: int = 1, alias: str = "smollm2", extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
     """llama.cpp's server with `slots` parallel slots (tests/slot_server.py) on a free loopback port,
-    SmolLM2 unless `model` names another GGUF; returns the process and its base URL (…/v1)."""
+    SmolLM2 unless `model` names another GGUF, `extra` its further flags (--embedding); returns the
+    process and its base URL (…/v1)."""
     port = free_port()
     out = open(log, "ab")
     proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("slot_server.py")),
                              "--model", str(model or smollm2_gguf()), "--port", str(port), "--slots", str(slots),
-                             "--ctx-per-slot", str(ctx_per_slot), "--threads", str(threads), "--alias", alias],
-                            stdout=out, stderr=subprocess.STDOUT)
+                             "--ctx-per-slot", str(ctx_per_slot), "--threads", str(threads), "--alias", alias,
+                             *extra], stdout=out, stderr=subprocess.STDOUT)
     try:
         _wait_http(f"http://127.0.0.1:{port}/health", proc, log, timeout=300)
     except Exception:

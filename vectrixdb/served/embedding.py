@@ -39,7 +39,7 @@ from vectrixdb.chat.parallel import concurrently
 from vectrixdb.chat.routes import AZURE_API_VERSION
 from vectrixdb.embedding_cache import EmbeddingCache, text_hash
 from vectrixdb.errors import BadInput
-from vectrixdb.served.wire import (AZURE, Address, BadReply, Served, Service, address, build, is_served, number,
+from vectrixdb.served.wire import (AZURE, Address, BadReply, Served, address, is_served, number,
                                    reply_json, served_model, tokens_of)
 
 CALL = "/embeddings"
@@ -87,16 +87,9 @@ class EmbeddingRoute(Served):
                  cache: EmbeddingCache | bool | None = None, prices: dict | None = None, batch_size: int = 64,
                  max_concurrency: int = 4, max_retries: int = 4, limits: LimitConfig = DEFAULT_LIMITS,
                  dim: int | None = None):
-        if not isinstance(url, str):
-            raise BadInput(f"url is the route's address as text, not {type(url).__name__}")
-        where = address(url if model is None else f"{url.split('#')[0]}#{model}", CALL)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise BadInput(f"batch_size is a whole number from 1, not {batch_size!r}")
-        self.where, self.name, self.batch_size = where, str(where), batch_size
-        route = build(where, CALL, key=key, key_header=key_header, api_version=api_version, credential=credential,
-                      timeout=limits.timeout)
-        self.service = Service(route, where.model, max_concurrency=max_concurrency, max_retries=max_retries,
-                               limits=limits, prices=prices)
+        self._connect(self._locate(url, model, CALL), CALL, batch_size, limits=limits, max_concurrency=max_concurrency,
+                      max_retries=max_retries, prices=prices, key=key, key_header=key_header, api_version=api_version,
+                      credential=credential)
         self.cache: EmbeddingCache | None = EmbeddingCache() if cache is None or cache is True else (cache or None)
         self._dim: int | None = None
         self._dim_from = ""  # what set the dimension, for the message when a reply has another

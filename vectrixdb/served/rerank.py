@@ -27,7 +27,7 @@ from vectrixdb import registry
 from vectrixdb.chat.config import DEFAULT_LIMITS, LimitConfig
 from vectrixdb.chat.parallel import concurrently
 from vectrixdb.errors import BadInput, Unsupported
-from vectrixdb.served.wire import BadReply, Served, Service, address, build, number, reply_json, served_model, tokens_of
+from vectrixdb.served.wire import BadReply, Served, number, reply_json, served_model, tokens_of
 
 CALL = "/rerank"
 _NAMED: dict[tuple, "RerankRoute"] = {}  # one route per model string and key in a process (named())
@@ -46,18 +46,11 @@ class RerankRoute(Served):
     def __init__(self, url: str, model: str | None = None, key: str | None = None, key_header: str | None = None,
                  *, prices: dict | None = None, batch_size: int = 50, max_concurrency: int = 4, max_retries: int = 4,
                  limits: LimitConfig = DEFAULT_LIMITS):
-        if not isinstance(url, str):
-            raise BadInput(f"url is the route's address as text, not {type(url).__name__}")
-        where = address(url if model is None else f"{url.split('#')[0]}#{model}", CALL)
+        where = self._locate(url, model, CALL)
         if where.kind != "openai":
             raise Unsupported(f"{where}: Azure OpenAI serves no rerank route; give the /rerank route's URL")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise BadInput(f"batch_size is a whole number from 1, not {batch_size!r}")
-        self.where, self.name, self.batch_size = where, str(where), batch_size
-        route = build(where, CALL, key=key, key_header=key_header, api_version=None, credential=None,
-                      timeout=limits.timeout)
-        self.service = Service(route, where.model, max_concurrency=max_concurrency, max_retries=max_retries,
-                               limits=limits, prices=prices)
+        self._connect(where, CALL, batch_size, limits=limits, max_concurrency=max_concurrency, max_retries=max_retries,
+                      prices=prices, key=key, key_header=key_header, api_version=None, credential=None)
         self.scored = 0  # texts scored
 
     @classmethod

@@ -246,6 +246,23 @@ class Served:
     where: Address
     service: Service
 
+    @staticmethod
+    def _locate(url: str, model: str | None, call: str) -> Address:
+        """The address a route is given: a URL (with the model after '#', or `model`), checked."""
+        if not isinstance(url, str):
+            raise BadInput(f"url is the route's address as text, not {type(url).__name__}")
+        return address(url if model is None else f"{url.split('#')[0]}#{model}", call)
+
+    def _connect(self, where: Address, call: str, batch_size: int, *, limits: LimitConfig, max_concurrency: int,
+                 max_retries: int, prices: dict | None, **route: Any) -> None:
+        """Set where, name and batch_size, and the Service its requests go through (`route`: build's
+        key, key_header, api_version, credential)."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise BadInput(f"batch_size is a whole number from 1, not {batch_size!r}")
+        self.where, self.name, self.batch_size = where, str(where), batch_size
+        self.service = Service(build(where, call, timeout=limits.timeout, **route), where.model,
+                               max_concurrency=max_concurrency, max_retries=max_retries, limits=limits, prices=prices)
+
     @property
     def model(self) -> str:
         return self.where.model

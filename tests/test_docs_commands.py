@@ -1,4 +1,4 @@
-"""Every `vectrixdb ...` command the README and the notebooks show in prose names a real command and
+"""Every `vectrixdb ...` command the README, the documentation pages and the notebooks show in prose names a real command and
 only options that command takes (notebook 10 once said `vectrixdb serve --folder F`, where the folder
 is an argument). Commands inside code blocks the tests run are checked by running them; these are
 the ones a reader copies from a sentence."""
@@ -16,7 +16,9 @@ SHOWN = re.compile(r"`(vectrixdb [^`]+)`")
 
 
 def places():
-    for path in [ROOT / "README.md", *sorted((ROOT / "notebooks").glob("*.py"))]:
+    from tests.test_docs_site import pages
+
+    for path in [*pages(), *sorted((ROOT / "notebooks").glob("*.py"))]:
         for number, line in enumerate(path.read_text().splitlines(), 1):
             for command in SHOWN.findall(line):
                 yield f"{path.name}:{number}", command
@@ -42,6 +44,11 @@ def test_there_are_commands_to_check():
 
 @pytest.mark.parametrize("where, shown", list(places()), ids=lambda v: str(v)[:60])
 def test_a_command_shown_in_prose_exists_with_its_options(where, shown):
+    check_command(where, shown)
+
+
+def check_command(where: str, shown: str) -> None:
+    """The command `shown` names exists and takes every option it names (also for the pages' bash blocks)."""
     words = shlex.split(shown.replace("...", "").replace("…", ""))
     command, rest = command_of(words)
     takes = {"--help", *(name for p in command.params for name in [*getattr(p, "opts", []), *getattr(p, "secondary_opts", [])])}

@@ -11,20 +11,10 @@ import os
 import numpy as np
 import pytest
 
-from tests.test_stores import FIGURES, dense_report, uber_cut
+from tests.test_stores import FIGURES
 from vectrixdb.errors import BadType
 
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
-
-
-@pytest.fixture(scope="module")
-def uber(tmp_path_factory):
-    return uber_cut(tmp_path_factory.mktemp("uber"))
-
-
-@pytest.fixture(scope="module")
-def dense(uber):
-    return dense_report(uber)
 
 
 def ranks_as_dense(uber, dense, target) -> None:

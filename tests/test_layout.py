@@ -1,6 +1,6 @@
 """The package's layout holds (issue 27, item 3):
-(a) every import that README.md and the two spec documents show still imports, from the place shown,
-    and every dotted `vectrixdb.…` path the README names is a module or a name of one;
+(a) every import that README.md, the documentation pages (docs/) and the two spec documents show still
+    imports, from the place shown, and every dotted `vectrixdb.…` path they name is a module or a name of one;
 (b) the package's modules import each other without a circle, counting imports made inside
     functions (only `if TYPE_CHECKING:` blocks, which never run, are left out), and nothing outside
     vectrixdb.server, vectrixdb.export and vectrixdb.cli imports those three (they sit on top).
@@ -25,7 +25,9 @@ DOTTED = re.compile(r"(?<![\w./])vectrixdb(?:\.\w+)+")
 def docs() -> list[Path]:
     spec = sorted(SPEC.glob("*.txt"))
     assert len(spec) == 2, f"expected the two spec documents in {SPEC}, found {[p.name for p in spec]}"
-    return [ROOT / "README.md", *spec]
+    from tests.test_docs_site import pages
+
+    return [*pages(), *spec]
 
 
 def doc_imports(path: Path) -> list[tuple[int, str, str | None]]:
@@ -76,7 +78,9 @@ def resolves(dotted: str) -> bool:
 
 
 def test_readme_module_paths_exist():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    from tests.test_docs_site import pages
+
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages())  # the README and the site's pages
     named = sorted({m.group(0).rstrip(".") for m in DOTTED.finditer(text)})
     assert "vectrixdb.evaluation" in named
     from vectrixdb.registry import KINDS
@@ -86,7 +90,7 @@ def test_readme_module_paths_exist():
     groups = {kind.group for kind in KINDS.values()}  # entry-point groups: names, not modules
     groups.add(QUESTION_ID)  # a span attribute's name
     missing = [d for d in named if d not in groups and not resolves(d)]
-    assert not missing, f"README.md names module paths that do not exist: {missing}"
+    assert not missing, f"README.md or docs/ name module paths that do not exist: {missing}"
 
 
 def modules() -> dict[str, Path]:

@@ -22,7 +22,7 @@ def machine(tmp_path) -> dict:
 
 @pytest.mark.slow
 def test_the_demo_and_the_quickstarts_first_search_export_once_between_them(tmp_path):
-    """The first-hour path: `make demo` (its own home, .demo/) and the README's first search of the
+    """The first-hour path: `make demo` (its own home, .demo/) and the quickstart's first search of the
     demo's collection run at once, as a person's two terminals might; then a search from another home.
     One export in all, into the user's cache, and the lines that announce it are the only ones."""
     env = machine(tmp_path)

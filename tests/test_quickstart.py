@@ -1,4 +1,4 @@
-"""The README's quickstart is the steps: its commands, parsed from README.md, run in order on the
+"""The quickstart is the steps: its commands, parsed from docs/getting-started.md (the README links it), run in order on the
 sample data (data/sample as the reader's PDFs, data/golden/sample.jsonl as their golden file).
 
 Each line of the quickstart's ```bash blocks is one command. Four kinds are not run as written,
@@ -37,12 +37,13 @@ from tests.conftest import ROOT
 from tests.test_model_export import EXPORTING
 
 TITLE = "## Your PDFs to a report in five minutes"
+PAGE = ROOT / "docs" / "getting-started.md"  # the quickstart's page (it was the README's section)
 BIN = Path(sys.executable).parent
 
 
 def quickstart() -> list[list[str]]:
     """The quickstart's commands in order, each split as a shell would (comments dropped)."""
-    readme = (ROOT / "README.md").read_text()
+    readme = PAGE.read_text()
     section = readme.split(TITLE, 1)[1].split("\n## ", 1)[0]
     lines = [line for block in re.findall(r"```bash\n(.*?)```", section, re.S) for line in block.splitlines()]
     return [argv for argv in (shlex.split(line, comments=True) for line in lines) if argv]
@@ -63,7 +64,7 @@ def test_the_quickstart_names_its_extras_data_and_demo_collection():
     for n, argv in enumerate(commands):
         at.setdefault(argv[1] if argv[0] == "vectrixdb" else " ".join(argv[:2]), n)
     assert at["pip install"] < at["serve"] < at["export"]  # the dashboard extra comes before serve and export
-    section = (ROOT / "README.md").read_text().split(TITLE, 1)[1].split("\n## ", 1)[0]
+    section = PAGE.read_text().split(TITLE, 1)[1].split("\n## ", 1)[0]
     assert "$VECTRIXDB_SHARED_DATA" in section and "../shared/data" in section
     assert ["vectrixdb", "search", "demo"] == commands[2][:3] and commands[2][-2:] == ["--path", ".demo/collections"]
 
@@ -122,7 +123,7 @@ def test_the_quickstart_runs_in_order_on_the_sample_data(tmp_path):
             if argv[:3] == ["vectrixdb", "search", "demo"]:
                 assert demo_line is not None and demo_line[:3] == argv[:3] and demo_line[4:] == argv[4:]
                 out = run(argv)
-                assert "deferment.md" in out.splitlines()[0]  # found where the README says, first as it shows
+                assert "deferment.md" in out.splitlines()[0]  # found where the page says, first as it shows
             else:
                 out = run(argv)
         ran.append(argv[:2])

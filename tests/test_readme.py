@@ -1,14 +1,16 @@
-"""The README's Python snippets run as written (those that need no chat model or your own files)."""
+"""The Python snippets of the README and of every page of the documentation site run as written (those
+that need no chat model or your own files), in the site's order, in one process: a page may use what an
+earlier one made, as a reader going through them would."""
 import os
-import re
 import subprocess
 import sys
 
 import pytest
 
 from tests.conftest import ROOT
+from tests.test_docs_site import blocks
 
-BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+BLOCKS = [code for *_, code in blocks("python")]
 NEEDS_MORE = ("ChatWriter", "report.pdf")  # a chat model, or a PDF of the reader's own
 
 
@@ -24,12 +26,4 @@ def test_the_readme_snippets_run(tmp_path):
     assert (tmp_path / "evaluations" / "evaluations" / "runs").is_dir()
 
 
-def test_the_figures_table_is_generated_from_the_benchmark_files():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("figures_table", ROOT / "scripts" / "figures_table.py")
-    figures = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(figures)
-    readme = (ROOT / "README.md").read_text()
-    shown = readme.split(figures.START, 1)[1].split(figures.END, 1)[0].strip()
-    assert shown == figures.table(), "README's figures are not the benchmarks': python scripts/figures_table.py --write"
+# The published figures table moved to docs/figures.md: tests/test_docs_site.py checks it is generated.

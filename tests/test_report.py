@@ -62,6 +62,9 @@ def test_every_kind_round_trips_through_save_and_load(tmp_path, policies):
 
     reports.append(pool({"dense": reports[0], "keyword": lambda q: policies.search(q, 3, mode="keyword")}, QUESTIONS,
                         depth=3))
+    from vectrixdb.evaluation import compare_embedders
+
+    reports.append(compare_embedders(policies, QUESTIONS, ["all-MiniLM-L6-v2@fp32"], k=(1, 3)))
     assert {r.kind for r in reports} == set(KINDS)
     for report in reports:
         run_id = report.save(str(tmp_path))

@@ -314,7 +314,7 @@ def test_results_without_pages_or_text_are_said_not_scored_as_zero():
 
 
 def test_a_registered_measure_is_a_report_column_equal_to_metric_table(policies, measure_registry):
-    """A measure declared and given a ranked kernel (as the README says) is asked of retrieval_report
+    """A measure declared and given a ranked kernel (as docs/extending/measures.md says) is asked of retrieval_report
     and evaluate by name: its column holds, per question, what metric_table computes on the same
     ranking and labels (dict and list runs alike), its mean is in report["measures"], and it is
     never nDCG or another measure in its place. A name no ranked kernel computes is refused, with

@@ -12,7 +12,6 @@ import re
 
 import pytest
 
-from tests.conftest import ROOT
 from tests.llama_server import Scripted
 from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig
 from vectrixdb.chat.cache import cache_key
@@ -33,7 +32,7 @@ ASK = [{"role": "user", "content": "Say ok."}]
 CALLS = {"ChatWriter": ChatWriter, "ChatWriter.from_environment": ChatWriter.from_environment,
          "compare_chunking": compare_chunking, "write_golden": write_golden}
 # The keywords the two spec documents' examples pass (measure-retrieval: "Writing questions with a
-# model" and "Comparing chunking"); the README's are read from README.md below.
+# model" and "Comparing chunking"); the README's and docs/'s are read from them below.
 SPEC_KEYWORDS = {"ChatWriter": {"model"}, "ChatWriter.from_environment": set(),
                  "write_golden": {"n", "writer", "examples"}, "compare_chunking": {"chat", "save_to"}}
 
@@ -50,8 +49,10 @@ def _direct(fn) -> set[str]:
 
 
 def _readme_calls() -> dict[str, set[str]]:
-    """Every keyword the README's code (blocks and inline spans) passes to the three."""
-    text = (ROOT / "README.md").read_text()
+    """Every keyword the README's and the documentation pages' code (blocks and inline spans) passes to the three."""
+    from tests.test_docs_site import pages
+
+    text = "\n".join(page.read_text() for page in pages())
     blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
     prose = re.sub(r"```.*?```", "", text, flags=re.DOTALL)  # an inline span may wrap onto the next line
     snippets = blocks + [re.sub(r"\n\s*", " ", s) for s in re.findall(r"`([^`]{1,400}?\))`", prose)]

@@ -24,11 +24,6 @@ FIGURES = ("recall", "precision", "f1", "ndcg", "hit_rate", "mrr", "levels")
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 
 
-@pytest.fixture(scope="module")
-def uber(tmp_path_factory):
-    return uber_cut(tmp_path_factory.mktemp("uber"))
-
-
 def uber_cut(folder: Path):
     """(db, golden, records): the 12-page cut in a collection, the golden rows those pages answer, and
     each chunk as a store keeps it (id, source, pages, text, vector)."""
@@ -54,11 +49,6 @@ def uber_cut(folder: Path):
                for k, v in zip(keys, vectors)]
     assert len(records) > 20 and all(r["pages"] for r in records)
     return db, golden, records
-
-
-@pytest.fixture(scope="module")
-def dense(uber):
-    return dense_report(uber)
 
 
 def dense_report(uber):
@@ -88,10 +78,11 @@ def same_as_dense(uber, dense, retriever) -> None:
 
 # -- Chroma ------------------------------------------------------------------------------------------
 
-def chroma_collection(records, name, *, pages=True, space="cosine", embedding_function=None):
+def chroma_collection(records, name, *, pages=True, space="cosine", embedding_function=None, client=None):
+    """The records in a Chroma collection `name` of `client` (an in-memory one when None)."""
     import chromadb
 
-    client = chromadb.EphemeralClient()
+    client = client if client is not None else chromadb.EphemeralClient()
     collection = client.create_collection(name, configuration={"hnsw": {"space": space, "ef_search": 500,
                                                                          "ef_construction": 500}},
                                           embedding_function=embedding_function)
@@ -130,7 +121,10 @@ def test_chroma_with_its_own_embedding_function_scores_as_dense_mode(uber, dense
         def __call__(self, input):  # Chroma's name for it
             return [np.asarray(v, np.float32) for v in db.embedder().encode(list(input))]
 
-    same_as_dense(uber, dense, ChromaRetriever(chroma_collection(records, "own", embedding_function=Ours())))
+    retriever = ChromaRetriever(chroma_collection(records, "own", embedding_function=Ours()))
+    same_as_dense(uber, dense, retriever)
+    # a saved run records the model as Chroma reports it: its embedding function's name
+    assert retriever.describe() == {"store": "chroma", "collection": "own", "embedding_model": "vectrixdb-collection-model"}
 
 
 def test_chroma_without_pages_leaves_page_figures_undefined(uber):
@@ -173,20 +167,27 @@ def test_lancedb_scores_as_dense_mode(uber, dense, tmp_path):
 
 # -- Qdrant (qdrant-client's local mode) -------------------------------------------------------------
 
+def qdrant_collection(client, records, name: str = "chunks"):
+    """`client` with a cosine collection `name` of the records (payload: chunk_id, source, page, text)."""
+    from qdrant_client import models
+
+    client.create_collection(name, vectors_config=models.VectorParams(size=len(records[0]["vector"]),
+                                                                      distance=models.Distance.COSINE))
+    client.upsert(name, [models.PointStruct(id=i, vector=np.asarray(r["vector"]).tolist(),
+                                            payload={"chunk_id": r["id"], "source": r["source"],
+                                                     "page": r["pages"], "text": r["text"]})
+                         for i, r in enumerate(records)])
+    return client
+
+
 @pytest.mark.filterwarnings("ignore:Local mode performs exact")  # local mode is always exact; exact=True is sent all the same
 def test_qdrant_scores_as_dense_mode(uber, dense):
-    from qdrant_client import QdrantClient, models
+    from qdrant_client import QdrantClient
 
     from vectrixdb.evaluation.retrieval.stores import QdrantRetriever
 
     db, _, records = uber
-    client = QdrantClient(":memory:")
-    client.create_collection("chunks", vectors_config=models.VectorParams(size=len(records[0]["vector"]),
-                                                                         distance=models.Distance.COSINE))
-    client.upsert("chunks", [models.PointStruct(id=i, vector=np.asarray(r["vector"]).tolist(),
-                                                payload={"chunk_id": r["id"], "source": r["source"],
-                                                         "page": r["pages"], "text": r["text"]})
-                             for i, r in enumerate(records)])
+    client = qdrant_collection(QdrantClient(":memory:"), records)
     same_as_dense(uber, dense, QdrantRetriever(client, "chunks", embed=embed_of(db), chunk_field="chunk_id"))
 
 
@@ -252,5 +253,7 @@ def test_postgres_full_text_search_reads_ids_and_pages(uber, postgres, chunks_ta
     pages = {r["id"]: tuple(r["pages"]) for r in records}
     assert found and all(r.pages == pages[r.chunk_id] and r.doc_id == "uber_2021.pdf" for r in found)
     assert [r.score for r in found] == sorted((r.score for r in found), reverse=True)
-    got = retrieval_report(retriever, golden, by="page")
+    got = retrieval_report(retriever, golden, by="page", name="postgres full text")
     assert got["recall"][10] > 0 and got["levels"]["page"] is not None
+    assert got.meta["name"] == "postgres full text" and got.meta["system"] == {
+        "adapter": "postgres", "store": "postgres", "table": "chunks", "embedding_model": "none: full-text search (english)"}

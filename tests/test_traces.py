@@ -116,6 +116,7 @@ def test_matched_traces_score_as_the_same_results_given_directly(traced):
     direct = retrieval_report(lambda q: given[q], GOLDEN, k=(1, 3), by="page")
     assert report["recall"] == direct["recall"] and report["mrr"] == direct["mrr"] == pytest.approx(0.5)
     assert report.meta["name"] == "production traces"
+    assert report.meta["system"] == {"adapter": "traces", "source": "TraceCollector", "retrievals": 6}, report.meta["system"]
 
 
 def test_the_id_attribute_on_the_retrieval_span_matches_and_no_match_is_refused(tmp_path):

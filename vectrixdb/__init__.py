@@ -1,14 +1,16 @@
 """vectrixdb: measure retrieval on your own documents and questions.
 
 `Vectrix` is the embedded store; `vectrixdb.evaluation` holds the measuring tools. Heavy libraries
-(torch, pandas, usearch) load only when first used.
+(torch, pandas, usearch) load only when first used, and those outside the core install come
+from extras: a part whose extra is missing says which (extras.py).
 
 The flow, bottom to top: a module imports only from its own line and the lines above it, and no
 import, even one inside a function, goes round in a circle (tests/test_layout.py checks both, and
 that every top-level module is on a line):
 
-    errors.py, io.py, version.py, settings.py, roles.py, code_identity.py, registry.py
-                                  the error family, file access (local, s3://, Blob), the version,
+    errors.py, extras.py, io.py, version.py, settings.py, roles.py, code_identity.py, registry.py
+                                  the error family, the optional parts' extras (MissingExtra),
+                                  file access (local, s3://, Blob), the version,
                                   the checks every settings dataclass runs, the roles a user's
                                   objects play (typing protocols: Searchable, Embedder, ChatModel, ...),
                                   the identity of a user's function (what a cell's key holds of it),

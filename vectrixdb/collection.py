@@ -33,6 +33,7 @@ from vectrixdb.errors import BadInput, Corrupt, IOFailure, NotFound
 from vectrixdb import search as searching
 from vectrixdb.search import Hit
 from vectrixdb.store import DEFAULT_SPACE
+from vectrixdb.extras import require
 
 if TYPE_CHECKING:
     from vectrixdb.roles import EmbeddingModel, Reranker
@@ -50,6 +51,7 @@ class Vectrix:
                  embedders: dict[str, Embedder] | None = None):
         from filelock import FileLock
 
+        require("store", "usearch", "bm25s", "Stemmer")  # the indexes: MissingExtra before any folder is made
         if not isinstance(name, str) or not _NAME.match(name):
             raise BadInput(f"collection name {name!r}: use letters, digits, '.', '_' or '-' (at most 128)")
         self.name = name

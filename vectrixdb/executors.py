@@ -40,6 +40,7 @@ from typing import Any, Callable, Sequence
 from vectrixdb.code_identity import code_identity
 from vectrixdb.errors import BadInput
 from vectrixdb.roles import EmbeddingModel
+from vectrixdb.extras import needs
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,10 +151,8 @@ def check_executor(executor: str) -> None:
     if executor == "local":
         return
     if executor == "ray" or executor == "auto" or str(executor).startswith("ray://"):
-        try:
+        with needs("ray"):  # before any work: MissingExtra names the extra
             import ray  # noqa: F401
-        except ImportError:
-            raise BadInput(f"executor={executor!r} needs Ray: pip install 'vectrixdb[ray]'") from None
         return
     raise BadInput(f"executor is 'local', 'ray' or a Ray address ('ray://host:port' or 'auto'), not {executor!r}")
 
@@ -164,7 +163,8 @@ def _dispatch(cells: list[Cell], executor: str):
         for cell in cells:
             yield cell, cell.run()
         return
-    import ray
+    with needs("ray"):
+        import ray
 
     started_here = not ray.is_initialized()
     if started_here:

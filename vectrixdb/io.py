@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, Any, Sequence
 
 from vectrixdb.errors import AlreadyExists, BadInput, IOFailure, NotFound
+from vectrixdb.extras import missing
 
 _BLOB_URL = re.compile(r"^https://([^./]+)\.blob\.core\.windows\.net/(.+)$")
 _ADDRESS = re.compile(r"^(s3|s3a|gs|gcs|az|abfs|abfss|https?|memory)://\S+$")
@@ -42,8 +43,17 @@ def filesystem(path: str):
     options = {**storage_options(protocol), **extra}
     if protocol in ("az", "abfs") and "connection_string" in options:
         options.pop("account_name", None)
-    fs = fsspec.filesystem(protocol, **options)
+    try:
+        fs = fsspec.filesystem(protocol, **options)
+    except ImportError as exc:  # fsspec's own: "Install s3fs to access S3"
+        if protocol in STORE_EXTRAS:
+            raise missing(*STORE_EXTRAS[protocol]) from None
+        raise BadInput(f"{path}: {exc}") from None
     return fs, fs._strip_protocol(path) if protocol != "file" else str(Path(path).expanduser())
+
+
+STORE_EXTRAS = {"s3": ("s3", "s3fs"), "s3a": ("s3", "s3fs"), "az": ("azure", "adlfs"), "abfs": ("azure", "adlfs"),
+                "abfss": ("azure", "adlfs")}  # address scheme -> (the extra, the library fsspec wants)
 
 
 def storage_options(protocol: str) -> dict:

@@ -23,6 +23,7 @@ import numpy as np
 
 from vectrixdb.errors import Unsupported
 from vectrixdb.roles import Embedder
+from vectrixdb.extras import needs
 
 if TYPE_CHECKING:
     from vectrixdb.embedding import SentenceEmbedder
@@ -70,7 +71,8 @@ def token_embeddings_many(model: Any, texts: Sequence[str], stride: int | None =
     """For each text, (embeddings [tokens, dim], character offsets [tokens, 2]) of its tokens, special
     tokens left out. Every text's windows go through the model together, in padded batches of
     `batch_size` windows sorted by length (the attention mask keeps padding out of every token)."""
-    import torch
+    with needs("store"):
+        import torch
     from tqdm.auto import tqdm
 
     transformer = model[0]

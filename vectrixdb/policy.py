@@ -30,6 +30,7 @@ import numbers
 from typing import Any
 
 from vectrixdb.errors import BadInput
+from vectrixdb.extras import needs
 
 _MANY = (list, tuple, set, frozenset)
 
@@ -108,7 +109,8 @@ class VisibleKeywords:
     only those chunks would."""
 
     def __init__(self, keys: list[int], texts: list[str]):
-        import bm25s
+        with needs("store"):
+            import bm25s
         import numpy as np
 
         from vectrixdb.store.keywords import tokenize

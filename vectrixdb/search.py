@@ -18,6 +18,7 @@ from vectrixdb.errors import BadInput
 from vectrixdb.store import DEFAULT_SPACE
 from vectrixdb.store.vectors import search_breadth
 from vectrixdb.roles import Reranker
+from vectrixdb.extras import needs
 
 MODES = ("dense", "keyword", "hybrid")
 # What search, a report and the CLI use when no mode is given: the best nDCG@10 on both published data
@@ -102,7 +103,8 @@ def get_reranker(rerank: Reranker) -> Callable[[str, list[str]], np.ndarray]:
         return lambda q, texts: np.asarray(scorer(q, texts), dtype=float)
     if isinstance(rerank, str):
         if rerank not in _RERANKERS:
-            from sentence_transformers import CrossEncoder
+            with needs("store"):
+                from sentence_transformers import CrossEncoder
 
             try:
                 _RERANKERS[rerank] = CrossEncoder(rerank, device="cpu")

@@ -34,6 +34,7 @@ from dataclasses import replace
 from typing import Callable
 
 from vectrixdb.errors import AlreadyExists, BadInput
+from vectrixdb.extras import needs
 from vectrixdb.evaluation.golden.questions import Question, save_questions, split_label
 from vectrixdb.roles import Collection
 
@@ -258,7 +259,8 @@ class LabelReview:
         return "".join(parts)
 
     def widget(self, out_path: str = "golden.reviewed.jsonl"):
-        import ipywidgets as w
+        with needs("notebook"):
+            import ipywidgets as w
 
         if self.autosave is None:
             self.resume(f"{out_path}.decisions.json")

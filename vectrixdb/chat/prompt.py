@@ -34,6 +34,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from vectrixdb.errors import BadInput
+from vectrixdb.extras import needs
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -103,7 +104,8 @@ class Shape:
     model: type[BaseModel] | None  # the pydantic model the reply is validated as, None for a JSON-schema dict
 
     def __init__(self, schema: Any):
-        from pydantic import BaseModel
+        with needs("chat"):
+            from pydantic import BaseModel
 
         if isinstance(schema, type) and issubclass(schema, BaseModel):
             self.model, self.schema, name = schema, schema.model_json_schema(), schema.__name__
@@ -128,7 +130,8 @@ class Shape:
         except json.JSONDecodeError as exc:
             raise BadInput(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
         if self.model is not None:
-            from pydantic import ValidationError
+            with needs("chat"):
+                from pydantic import ValidationError
 
             try:
                 return self.model.model_validate(data)

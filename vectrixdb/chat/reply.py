@@ -24,7 +24,7 @@ import random
 import time
 from typing import Any, Mapping
 
-from vectrixdb.chat.routes import Route, nothing_listening, refusal, said, verdict
+from vectrixdb.chat.routes import Route, nothing_listening, refusal, said, sdk, verdict
 from vectrixdb.errors import Refused
 
 CAP = 60.0
@@ -145,11 +145,10 @@ class Attempts:
 
     def after(self, exc: BaseException) -> tuple[str | None, float]:
         """(the request's error, or None to try again; seconds to wait before trying) after the client raised."""
-        import openai
-
+        openai = sdk()  # None without the SDK: then the route is of another wire, and so is its error
         route, limit = self.route, self.max_retries
-        sdk = isinstance(exc, openai.OpenAIError)
-        if not sdk or route.errors is not None:
+        of_sdk = openai is not None and isinstance(exc, openai.OpenAIError)
+        if not of_sdk or route.errors is not None:
             ruled = verdict(exc, route)
             if isinstance(ruled, Refused):
                 raise ruled from exc
@@ -157,7 +156,7 @@ class Attempts:
                 return f"{type(exc).__name__}: {route.scrub(exc)}", 0.0
             if ruled == "transient":
                 return self.transient(exc)
-        if isinstance(exc, openai.APIStatusError):
+        if of_sdk and isinstance(exc, openai.APIStatusError):
             stop = refusal(exc, route)
             if stop is not None:
                 raise stop from exc
@@ -182,7 +181,7 @@ class Attempts:
             if self.failures > limit:
                 return f"HTTP {status} ({type(exc).__name__}) after {self.failures} requests: {words}", 0.0
             return None, retry_wait(asked, self.failures)
-        if isinstance(exc, openai.APIConnectionError):  # a timeout, a connection dropped or never made
+        if of_sdk and isinstance(exc, openai.APIConnectionError):  # a timeout, a connection dropped or never made
             wait = self._again()
             if wait is not None:
                 return None, wait

@@ -50,12 +50,12 @@ from typing import Any, Callable, Literal, Union
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
 from vectrixdb import registry
-from vectrixdb.errors import BadInput, BadType, Refused, Unsupported
+from vectrixdb.errors import BadInput, BadType, MissingExtra, Refused
+from vectrixdb.extras import needs
 
 AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
 AZURE_API_VERSION = "2024-10-21"
 _SUFFIX = "/chat/completions"
-_EXTRA = "pip install 'vectrixdb[chat]'"
 #: A query parameter whose name holds one of these words carries a secret (matched without case,
 #: `-` and `_`): Azure's subscription-key, Foundry's api-key, Azure Functions' code, SAS sig, tokens.
 SECRET_NAMES = re.compile(r"key|token|secret|passw|pwd|sig|code|auth|credential|session", re.I)
@@ -128,11 +128,19 @@ def shown_url(url: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _openai():
-    try:
+    """The openai SDK, which the routes built on it (openai_route, azure_route) need: MissingExtra without it."""
+    with needs("chat"):
         import openai
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise Unsupported(f"chat models need the openai SDK: {_EXTRA}") from exc
     return openai
+
+
+def sdk() -> Any:
+    """The openai SDK when installed, else None: a route of another wire (a client of its own) runs
+    without it, and then no error it raises can be the SDK's."""
+    try:
+        return _openai()
+    except MissingExtra:
+        return None
 
 
 def openai_route(url: str, key: str | None, key_header: str | None, *, timeout: float) -> Route:
@@ -175,10 +183,8 @@ def azure_route(endpoint: str, deployment: str, key: str | None, api_version: st
     if key:
         client, auth = openai.AzureOpenAI(api_key=key, **common), f"key {mask(key)} in header api-key"
     else:
-        try:
+        with needs("chat"):  # Azure OpenAI without a key: a token from azure-identity
             from azure.identity import DefaultAzureCredential, get_bearer_token_provider
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise Unsupported(f"Azure OpenAI without a key needs azure-identity: {_EXTRA}") from exc
         credential = credential or DefaultAzureCredential()
         provider = get_bearer_token_provider(credential, AZURE_SCOPE)
         client = openai.AzureOpenAI(azure_ad_token_provider=provider, **common)
@@ -265,20 +271,23 @@ def quota_used_up(exc: BaseException) -> bool:
 def refusal(exc: BaseException, route: Route) -> Refused | None:
     """`Refused` for an error that stops a run; None for one that concerns only this request.
     A connection that never opened is a refusal (nothing listens); one dropped is not (it is retried)."""
-    openai = _openai()
-    words = said(exc, route)
-    if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-        return Refused(f"{route.name} would not take the credentials ({exc.status_code}): {words}",
-                       said=words, status=exc.status_code)
-    if isinstance(exc, openai.NotFoundError):
-        return Refused(f"{route.name} has no such model or deployment (404): {words}", said=words, status=404)
-    if isinstance(exc, openai.RateLimitError) and quota_used_up(exc):
-        return Refused(f"{route.name} says the quota is used up (429): {words}", said=words, status=429)
-    if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError) and never_connected(exc):
-        cause = route.scrub(exc.__cause__ or exc)
-        return Refused(f"no chat service answered at {route.name}: {cause}", said=cause)
+    openai = sdk()
+    if openai is not None:
+        words = said(exc, route)
+        if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+            return Refused(f"{route.name} would not take the credentials ({exc.status_code}): {words}",
+                           said=words, status=exc.status_code)
+        if isinstance(exc, openai.NotFoundError):
+            return Refused(f"{route.name} has no such model or deployment (404): {words}", said=words, status=404)
+        if isinstance(exc, openai.RateLimitError) and quota_used_up(exc):
+            return Refused(f"{route.name} says the quota is used up (429): {words}", said=words, status=429)
+        if (isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+                and never_connected(exc)):
+            cause = route.scrub(exc.__cause__ or exc)
+            return Refused(f"no chat service answered at {route.name}: {cause}", said=cause)
     try:
-        from azure.core.exceptions import ClientAuthenticationError
+        with needs("chat"):
+            from azure.core.exceptions import ClientAuthenticationError
     except ImportError:  # pragma: no cover
         return None
     if isinstance(exc, ClientAuthenticationError):
@@ -298,8 +307,8 @@ def never_connected(exc: BaseException) -> bool:
 def rejects_json_schema(exc: BaseException) -> bool:
     """True when a server refused a request because it does not know `json_schema` response formats
     (llama-cpp-python's server answers 500 or 422 and wants `{"type": "json_object", "schema": ...}`)."""
-    openai = _openai()
-    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (400, 422, 500):
+    openai = sdk()
+    if openai is None or not isinstance(exc, openai.APIStatusError) or exc.status_code not in (400, 422, 500):
         return False
     words = said(exc).lower()
     return "json_schema" in words and ("response_format" in words or "json_object" in words)

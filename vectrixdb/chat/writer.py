@@ -324,8 +324,6 @@ class ChatWriter:
         return self._send(convo, shape, sampling, tally)
 
     def _send(self, convo: list[dict], shape: Shape | None, sampling: dict, tally: dict) -> dict | str:
-        import openai
-
         estimate = sum(len(str(m.get("content", ""))) for m in convo) // 4 + int(sampling.get("max_tokens") or 0)
         attempts = Attempts(self.route, self.max_retries, self.patience, self.limiter)
         result: dict | str | None  # the reply, why it failed, or None to try again
@@ -339,7 +337,7 @@ class ChatWriter:
                 except Exception as exc:  # noqa: BLE001 - sorted by Attempts.after; anything else is raised
                     self.limiter.settle(entry, 0)
                     if (shape is not None and self.response_format == "auto" and form == "json_schema"
-                            and isinstance(exc, openai.APIStatusError) and rejects_json_schema(exc)):
+                            and rejects_json_schema(exc)):
                         self.response_format = "json_object"  # asked again at once in the form it takes
                         continue
                     result, wait = attempts.after(exc)

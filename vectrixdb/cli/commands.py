@@ -365,12 +365,14 @@ def golden_cutoff(name: str, golden: str = typer.Option(..., help="golden file")
 def _register_more() -> None:
     """Commands that live in their own modules: report/evaluate/runs, serve/export, the chat model's check."""
     from vectrixdb.cli import evaluate as cli_eval, golden as cli_golden, serve as cli_serve, write as cli_write
+    from vectrixdb.cli import embedders as cli_embedders
     from vectrixdb.cli.writer import writer_app
 
     cli_eval.register(app, lambda name, path, as_: _open(name, path, as_))
     cli_write.register(golden_app, lambda name, path, as_: _open(name, path, as_))
     cli_golden.register(golden_app, lambda name, path, as_: _open(name, path, as_))
     cli_serve.register(app)
+    cli_embedders.register(app, lambda name, path, as_: _open(name, path, as_))
     app.add_typer(writer_app, name="writer")
 
 

@@ -2,6 +2,8 @@
 
     vectrixdb report NAME --golden G [--by page] [--k 1 --k 5] [--json | --csv] [--fail-under recall@5=0.8]
     vectrixdb evaluate NAME --golden G [--fail-under ndcg@10=0.6]
+    vectrixdb report --retriever my_rag:search --golden G          (an outside retriever instead of NAME:
+    vectrixdb report --store chroma --store-path DIR --collection C --golden G [--model M]   cli/retriever.py)
     vectrixdb runs list FOLDER [--json] | show RUN --folder FOLDER | compare A B --folder FOLDER
 
 Printed for people: aligned columns (evaluate: a row per setup with each figure's 95% interval;
@@ -87,23 +89,66 @@ def _finish(values: dict, limits: dict[str, float]) -> None:
         raise typer.Exit(1)
 
 
+RETRIEVER_HELP = ("an outside retriever instead of NAME: module:function (importable from the current directory) or "
+                  "path/to/file.py:function; the function takes (query) or (query, k)")
+STORE_HELP = "a vector database's collection instead of NAME: chroma, lancedb, qdrant or postgres (with --collection)"
+# the options that name an outside retriever, shared by `report` and `evaluate`
+OUTSIDE = {
+    "retriever": typer.Option(None, help=RETRIEVER_HELP),
+    "store": typer.Option(None, help=STORE_HELP),
+    "collection": typer.Option(None, help="--store's collection (Chroma, Qdrant) or table (LanceDB, PostgreSQL)"),
+    "store_path": typer.Option(None, help="--store's folder (Chroma, LanceDB, Qdrant local mode)"),
+    "store_url": typer.Option(None, help="--store's server or connection string"),
+    "model": typer.Option(None, help="--store's query embedding model: a name, folder or route string (default: "
+                                     "Chroma's own, PostgreSQL full-text, else vectrixdb's default)"),
+    "store_option": typer.Option([], help="KEY=VALUE for --store's adapter, e.g. doc_field=source, page_field=page "
+                                          "(repeatable)"),
+}
+
+
+def _target(name: str | None, path: Path | None, principal: list[str], open_collection, retriever: str | None,
+            store: str | None, collection: str | None, store_path: str | None, store_url: str | None,
+            model: str | None, store_option: list[str]):
+    """The collection NAME, or the outside retriever --retriever or --store names (cli/retriever.py)."""
+    from vectrixdb.cli.retriever import outside
+
+    given = [w for w, v in (("NAME", name), ("--path", path), ("--as", principal)) if v]
+    if given and (retriever is not None or store is not None):  # refused before any store is opened
+        raise BadInput(f"{', '.join(given)}: for a vectrixdb collection; {'--retriever' if retriever else '--store'} "
+                       "names the retriever measured")
+    found = outside(retriever, store, collection=collection, path=store_path, url=store_url, model=model,
+                    options=store_option)
+    if found is not None:
+        return found
+    if name is None:
+        raise BadInput("give the collection NAME to measure, or an outside retriever with --retriever "
+                       "module:function or --store")
+    return open_collection(name, path, principal)
+
+
 def register(app: typer.Typer, open_collection) -> None:
     """Add report, evaluate and runs to the main app; open_collection(name, path, principal) opens one."""
 
     @app.command("report")
-    def report_cmd(name: str, golden: str = typer.Option(..., help="golden file"),
+    def report_cmd(name: Optional[str] = typer.Argument(None, metavar="NAME", help="the collection (or --retriever / --store)"),
+                   golden: str = typer.Option(..., help="golden file"),
                    by: Optional[str] = typer.Option(None, help="grain: doc, page, chunk or evidence (default: what "
                                                     "the labels name; page when a row names a page)"),
                    k: List[int] = typer.Option([1, 3, 5, 10], "--k", "-k", help="cut-off (repeat for several)"),
-                   mode: str = typer.Option("hybrid", help="search mode: hybrid (the default), dense or keyword"),
+                   mode: Optional[str] = typer.Option(None, help="search mode: hybrid (the default), dense or "
+                                                      "keyword; a collection's only"),
                    as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
                    as_csv: bool = typer.Option(False, "--csv", help="print the per-question table as CSV"),
                    fail_under: List[str] = typer.Option([], help="NAME=NUMBER, e.g. recall@5=0.8 (repeatable)"),
                    save_to: Optional[str] = typer.Option(None, help="folder, s3:// or Blob address for the run"),
                    run_name: Optional[str] = typer.Option(None, "--name", help="a name for the saved run"),
                    path: Optional[Path] = typer.Option(None, help="root folder of collections"),
-                   principal: List[str] = typer.Option([], "--as", help="search as key=value (repeatable)")):
-        """The retrieval report of collection NAME on a golden file, with its misses."""
+                   principal: List[str] = typer.Option([], "--as", help="search as key=value (repeatable)"),
+                   retriever: Optional[str] = OUTSIDE["retriever"], store: Optional[str] = OUTSIDE["store"],
+                   collection: Optional[str] = OUTSIDE["collection"], store_path: Optional[str] = OUTSIDE["store_path"],
+                   store_url: Optional[str] = OUTSIDE["store_url"], model: Optional[str] = OUTSIDE["model"],
+                   store_option: List[str] = OUTSIDE["store_option"]):
+        """The retrieval report of collection NAME (or an outside retriever) on a golden file, with its misses."""
         from vectrixdb.cli.paths import one_file
         from vectrixdb.evaluation import retrieval_report
 
@@ -111,8 +156,15 @@ def register(app: typer.Typer, open_collection) -> None:
         if as_json and as_csv:
             raise BadInput("--json and --csv each print the whole report: give one")
         golden = one_file(golden)
-        db = open_collection(name, path, principal)
-        report = retrieval_report(db, golden, k=tuple(k), by=by, mode=mode)
+        if run_name is not None and save_to is None:
+            raise BadInput("--name names a saved run: give --save-to too")
+        db = _target(name, path, principal, open_collection, retriever, store, collection, store_path, store_url,
+                     model, store_option)
+        if mode is not None and (retriever is not None or store is not None):
+            raise BadInput("--mode chooses how a vectrixdb collection is searched; an outside retriever searches its "
+                           "own way")
+        search = {"mode": mode} if mode is not None else {}  # the default mode is recorded all the same
+        report = retrieval_report(db, golden, k=tuple(k), by=by, name=run_name, **search)
         _save(report, save_to, run_name)
         if as_json:
             typer.echo(report.to_json())
@@ -123,7 +175,8 @@ def register(app: typer.Typer, open_collection) -> None:
         _finish(report, limits)
 
     @app.command("evaluate")
-    def evaluate_cmd(name: str, golden: str = typer.Option(..., help="golden file"),
+    def evaluate_cmd(name: Optional[str] = typer.Argument(None, metavar="NAME", help="the collection (or --retriever / --store)"),
+                     golden: str = typer.Option(..., help="golden file"),
                      by: Optional[str] = typer.Option(None, help="grain (default: what the labels name)"),
                      k: List[int] = typer.Option([1, 3, 5, 10], "--k", "-k", help="cut-off (repeat for several)"),
                      as_json: bool = typer.Option(False, "--json", help="print the table as JSON"),
@@ -131,21 +184,31 @@ def register(app: typer.Typer, open_collection) -> None:
                      save_to: Optional[str] = typer.Option(None, help="folder, s3:// or Blob address for the run"),
                      run_name: Optional[str] = typer.Option(None, "--name", help="a name for the saved run"),
                      path: Optional[Path] = typer.Option(None, help="root folder of collections"),
-                     principal: List[str] = typer.Option([], "--as", help="search as key=value (repeatable)")):
-        """Every way collection NAME can be searched, side by side; the gate judges the best setup."""
+                     principal: List[str] = typer.Option([], "--as", help="search as key=value (repeatable)"),
+                     retriever: Optional[str] = OUTSIDE["retriever"], store: Optional[str] = OUTSIDE["store"],
+                     collection: Optional[str] = OUTSIDE["collection"], store_path: Optional[str] = OUTSIDE["store_path"],
+                     store_url: Optional[str] = OUTSIDE["store_url"], model: Optional[str] = OUTSIDE["model"],
+                     store_option: List[str] = OUTSIDE["store_option"]):
+        """Every way collection NAME can be searched, side by side; the gate judges the best setup. An outside
+        retriever (--retriever, --store) is one setup: the way it searches."""
         from vectrixdb.cli.paths import one_file
         from vectrixdb.evaluation import evaluate, retrieval_report
 
         limits = thresholds(fail_under, sorted(set(k)))
         golden = one_file(golden)
-        db = open_collection(name, path, principal)
-        table = evaluate(db, golden, k=tuple(k), by=by, progress=False)
+        if run_name is not None and save_to is None:
+            raise BadInput("--name names a saved run: give --save-to too")
+        db = _target(name, path, principal, open_collection, retriever, store, collection, store_path, store_url,
+                     model, store_option)
+        table = evaluate(db, golden, k=tuple(k), by=by, progress=False, name=run_name)
         _save(table, save_to, run_name)
         typer.echo(table.to_json() if as_json else evaluate_text(table))
         if limits and table["best"] is not None:
             best = table["best"]
             options = {"mode": best["mode"], **({"vectors": best["vectors"]} if best["vectors"] != "-" else {})}
-            typer.echo(f"gate on the best setup: {options}")
+            if retriever is not None or store is not None:
+                options = {}  # the one setup an outside retriever has
+            typer.echo(f"gate on the best setup: {options or best['mode']}")
             _finish(retrieval_report(db, golden, k=tuple(k), by=by, **options), limits)
 
     @runs_app.command("list")
@@ -181,6 +244,10 @@ def register(app: typer.Typer, open_collection) -> None:
             return
         typer.echo("\n".join([repr(report), *interval_legend(report)]))
         typer.echo(f"status: {report.meta.get('status')}" + (f" ({report.meta['error']})" if report.meta.get("error") else ""))
+        from vectrixdb.evaluation.retrieval.adapters import system_words
+
+        if system_words(report.meta):  # what it measured, when the run recorded it
+            typer.echo(f"system measured: {system_words(report.meta)}")
         if report.frame is not None:  # the per-question (or per-build) table, first 50 rows
             typer.echo(report.frame.head(50).to_string(max_colwidth=40)
                        + (f"\n... {len(report.frame) - 50} more rows (--json has them all)" if len(report.frame) > 50 else ""))
@@ -202,8 +269,6 @@ def _save(report, folder: str | None, name: str | None) -> None:
     if name is not None and folder is None:
         raise BadInput("--name names a saved run: give --save-to too")
     if folder is not None:
-        if name is not None:
-            report.meta["name"] = name
         run_id = report.save(folder)
         typer.secho(f"saved run {run_id} under {folder}", err=True)
 
@@ -212,10 +277,13 @@ def report_text(report) -> str:
     """A retrieval report for a terminal: the figures at each k, then the misses."""
     if report.get("recall") is None:
         return f"no figures: {report.get('reason')}"
+    from vectrixdb.evaluation.retrieval.adapters import system_words
+
     ks = report["k"]
     ci = report.get("ci") or {}
     search = report.get("search") or {}
-    how = ", ".join(f"{key}={value}" for key, value in search.items()) or "the retriever given"
+    how = ", ".join(f"{key}={value}" for key, value in search.items()) or system_words(report.meta) or \
+        "the retriever given"
     lines = [f"{plural(report['questions'], 'question')} by {report['by']}{_grain_source(report)} "
              f"({report['unlabelled']} unlabelled); mrr@{report['depth']} {report['mrr']:.4f}; searched with {how}"]
     lines += cannot_fail_lines(report)

@@ -14,18 +14,15 @@ from typing import Optional
 import typer
 
 from vectrixdb.errors import BadInput
-
-NEEDS = "the dashboard needs its extra: pip install 'vectrixdb[serve]'"
-
+from vectrixdb.extras import needs
 
 def _require() -> None:
-    try:
+    """Fail before any work when the serve extra is missing (MissingExtra names it)."""
+    with needs("serve"):
         import fastapi  # noqa: F401
         import jinja2  # noqa: F401
         import reportlab  # noqa: F401
         import uvicorn  # noqa: F401
-    except ImportError as exc:
-        raise BadInput(f"{NEEDS} ({exc.name} is missing)") from None
 
 
 def serve(folder: str = typer.Argument(".", help="folder of runs: a path, s3://bucket/prefix or a Blob address"),
@@ -38,7 +35,8 @@ def serve(folder: str = typer.Argument(".", help="folder of runs: a path, s3://b
     """Serve the dashboard (read only) over a folder of saved runs."""
     _require()
     _folder_of_runs(folder)
-    import uvicorn
+    with needs("serve"):
+        import uvicorn
 
     from vectrixdb.server import create_app
     from vectrixdb.server.guard import allowed_hosts

@@ -52,6 +52,7 @@ _EXPORTS = {  # public name -> the module it lives in
     "answer_cutoff": "vectrixdb.evaluation.retrieval.cutoff",
     "sweep": "vectrixdb.evaluation.retrieval.sweep", "sweep_markdown": "vectrixdb.evaluation.retrieval.sweep",
     "compare_chunking": "vectrixdb.evaluation.chunking.compare",
+    "compare_embedders": "vectrixdb.evaluation.retrieval.embedders_compare",
     "RequestConfig": "vectrixdb.chat.writer",
     "LimitConfig": "vectrixdb.chat.writer",
     "WritingConfig": "vectrixdb.evaluation.writing.config",

@@ -46,6 +46,7 @@ import re
 from typing import Any
 
 from vectrixdb.errors import BadInput
+from vectrixdb.extras import needs
 
 DEFAULT_SLA: dict[str, dict[str, float]] = {
     "ndcg": {"min": 0.60}, "mrr": {"min": 0.50},
@@ -199,7 +200,8 @@ def load_sla(path: str | None) -> tuple[dict[str, dict[str, float]], str]:
         raise BadInput(f"{path}: no SLA file there") from None
     if path.lower().endswith((".yaml", ".yml")):
         try:
-            import yaml
+            with needs("serve"):
+                import yaml
         except ImportError:
             raise BadInput("a YAML SLA file needs PyYAML (pip install 'vectrixdb[serve]'); or give JSON") from None
         data = yaml.safe_load(text)

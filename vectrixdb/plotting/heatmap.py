@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from vectrixdb.errors import BadInput
 from vectrixdb.plotting.colours import KEY_STEPS, UNDEFINED_RGB, heat_css, heat_rgb, luminance, text_on  # noqa: F401
+from vectrixdb.extras import needs
 
 SKIP = ("latency", "first_right", "expected", "expected_n", "of", "chunks", "questions",
         "unjudged")  # unjudged@k is a share of holes, not a score: higher is not better (run page: decisions.py)
@@ -56,7 +57,8 @@ def question_heatmap(report, max_rows: int = MAX_ROWS, max_columns: int = MAX_CO
     page (export.pdf.FIGURE_HEIGHT) and 9 px on the dashboard: a cell is 0.55 x 0.2 inches, hence
     the caps; the run's table has every row and column. `skip`: columns that are not scores although
     their values lie in 0..1 (its kind's `units`)."""
-    import matplotlib.pyplot as plt
+    with needs("plots"):
+        import matplotlib.pyplot as plt
     import numpy as np
 
     from vectrixdb.plotting.heat import cell_numbers, colour_bar, heat_cmap

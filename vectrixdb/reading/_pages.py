@@ -12,6 +12,7 @@ gone, and a thread waiting for it ends the process at once; on Linux the kernel 
 kill it when the parent ends (PR_SET_PDEATHSIG), which holds even while Python is busy in C code.
 """
 from __future__ import annotations
+from vectrixdb.extras import needs
 
 import logging
 import os
@@ -82,7 +83,8 @@ def main(argv: list[str]) -> int:
 
     import io
 
-    from pypdf import PdfReader
+    with needs("pdf"):
+        from pypdf import PdfReader
 
     from vectrixdb.reading.pdf import _read_page
 

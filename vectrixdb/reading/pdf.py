@@ -25,6 +25,7 @@ from typing import Any
 from vectrixdb import registry
 from vectrixdb.errors import BadInput
 from vectrixdb.reading.document import Document, join_pages
+from vectrixdb.extras import needs
 
 _BULLET = re.compile(r"^[•●▪◦‣∙·]\s*")
 _GAP = re.compile(r"\s{3,}")
@@ -60,8 +61,9 @@ def _read_page(page) -> tuple[str, list[tuple[str, float, bool]]]:
     the public calls' output exactly (tests/test_reading.py compares them); where pypdf's layout
     internals are not there (another pypdf), the public calls are used."""
     try:
-        from pypdf._text_extraction import _layout_mode
-        from pypdf.generic import ArrayObject, ContentStream, NameObject, StreamObject
+        with needs("pdf"):
+            from pypdf._text_extraction import _layout_mode
+            from pypdf.generic import ArrayObject, ContentStream, NameObject, StreamObject
     except ImportError:  # pragma: no cover - another pypdf layout
         return page.extract_text(extraction_mode="layout") or "", _styles(page)
     contents = page.get("/Contents")
@@ -235,8 +237,9 @@ def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
 
 
 def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document:
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    with needs("pdf"):
+        from pypdf import PdfReader
+        from pypdf.errors import PdfReadError
 
     where = source or doc_id
     if not data:

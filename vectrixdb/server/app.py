@@ -22,12 +22,15 @@ import typing
 from collections import OrderedDict
 from typing import Any, Callable, Iterable
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, Response
-from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from vectrixdb.extras import needs
+
+with needs("serve"):
+    from fastapi import FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import HTMLResponse, Response
+    from fastapi.staticfiles import StaticFiles
+    from fastapi.templating import Jinja2Templates
+    from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from vectrixdb.errors import BadInput, NotFound, VectrixError
 from vectrixdb.evaluation.runs.saved import UnreadableRun

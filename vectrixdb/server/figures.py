@@ -6,6 +6,7 @@ state and the server answers from a thread pool, so every drawing happens under 
 figure is closed as soon as it is rendered.
 """
 from __future__ import annotations
+from vectrixdb.extras import needs
 
 import base64
 import io as _io
@@ -18,10 +19,12 @@ DPI = 100
 
 def png(draw: Callable[[], Any], dpi: int = DPI) -> bytes | None:
     """PNG bytes of the figure `draw()` returns; None when it cannot be drawn (the page says so)."""
-    import matplotlib
+    with needs("plots"):
+        import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    with needs("plots"):
+        import matplotlib.pyplot as plt
 
     with LOCK:
         fig = None

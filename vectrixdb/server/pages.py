@@ -6,6 +6,7 @@ holding `<script>` is shown as text wherever it appears; nothing is marked safe 
 The one filter whose output is markup, `markdown` (server/markdown.py), escapes raw HTML itself.
 """
 from __future__ import annotations
+from vectrixdb.extras import needs
 
 from functools import lru_cache
 from pathlib import Path
@@ -67,7 +68,8 @@ def template_source(name: str):
     """A template's (source, filename, uptodate): a registered page's html= source (named
     `page:<name>`), else from server/templates, else from a registered page's own folder (registry.folders(), read at each load, so a page registered after the environment
     was made finds its template); None when no folder has it (Jinja raises TemplateNotFound)."""
-    import jinja2
+    with needs("serve"):
+        import jinja2
 
     from vectrixdb.server.registry import INLINE, PAGES, folders, inline_source
 
@@ -83,7 +85,8 @@ def template_source(name: str):
 
 @lru_cache(maxsize=1)
 def environment():
-    import jinja2
+    with needs("serve"):
+        import jinja2
 
     from vectrixdb.server.markdown import markup
     from vectrixdb.server.views import fmt

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi.responses import Response
+from vectrixdb.extras import needs
+
+with needs("serve"):
+    from fastapi.responses import Response
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.runs import kinds

@@ -194,6 +194,14 @@ def _miss(miss: dict) -> dict[str, Any]:
     return {"expected": fmt(miss.get("expected")), "first_right_rank": fmt(miss.get("first_right_rank")), "got": got}
 
 
+def system(report) -> str | None:
+    """The system a run measured, in words (adapters.system_words: `chroma: collection uber, embedding
+    model ...`, `function my_rag:search`); None when the run recorded none (runs saved before it did)."""
+    from vectrixdb.evaluation.retrieval.adapters import system_words
+
+    return system_words(report.meta)
+
+
 def manifest(report) -> list[tuple[str, str]]:
     """What the run was: ids, versions, dates, inputs and settings; unrecorded items say so."""
     meta, values = report.meta, dict(report)
@@ -209,7 +217,8 @@ def manifest(report) -> list[tuple[str, str]]:
     settings = {k: values[k] for k in ("type", "by", "k", "depth", "budget", "alpha", "decided_by", "search",
                                        "confidence", "setups") if values.get(k) not in (None, {}, [])}
     return [("run id", fmt(meta.get("run_id"))), ("kind", report.kind), ("name", first("name")),
-            ("status", fmt(meta.get("status"))), ("started", fmt(meta.get("started"))),
+            ("system measured", system(report) or unknown), ("status", fmt(meta.get("status"))),
+            ("started", fmt(meta.get("started"))),
             ("finished", fmt(meta.get("finished"))), ("duration (s)", fmt(meta.get("duration_s"))),
             ("questions", fmt(meta.get("questions"))),
             ("golden file", first("golden")), ("golden file SHA-256", first("golden_sha256")),

@@ -22,11 +22,13 @@ import numpy as np
 
 from vectrixdb.store.catalog import State, digest
 from vectrixdb.store.derived import Derived
+from vectrixdb.extras import needs
 
 
 
 def tokenize(texts: list[str], stemmer=None):
-    import bm25s
+    with needs("store"):
+        import bm25s
 
     return bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
 
@@ -41,7 +43,8 @@ def _remove(path: Path) -> None:
 
 def _load_model(files: dict[str, bytes]):
     """A bm25s.BM25 from the checked bytes of its saved files (bm25s loads only from a folder)."""
-    import bm25s
+    with needs("store"):
+        import bm25s
 
     with tempfile.TemporaryDirectory(prefix="vectrixdb-bm25-") as tmp:
         for name, data in files.items():
@@ -109,7 +112,8 @@ class KeywordIndex(Derived):
 
     def build(self, state: State, keys: list[int], texts: list[str]) -> None:
         """Index `texts` (one per chunk key) in memory, as of catalog `state`."""
-        import bm25s
+        with needs("store"):
+            import bm25s
 
         self.state = None
         self.keys = np.array(keys, dtype=np.uint64)
@@ -147,7 +151,8 @@ class KeywordIndex(Derived):
         """(keys, BM25 scores) best first; documents sharing no term with the query are left out."""
         if self.model is None or k <= 0:
             return np.zeros(0, np.uint64), np.zeros(0, np.float32)
-        import bm25s
+        with needs("store"):
+            import bm25s
 
         words = bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)[0]
         known = [w for w in words if w in self.model.vocab_dict]

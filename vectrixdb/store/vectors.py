@@ -20,6 +20,7 @@ import numpy as np
 
 from vectrixdb.store.catalog import State, digest
 from vectrixdb.store.derived import Derived
+from vectrixdb.extras import needs
 
 EXACT_LIMIT = 20_000
 CONNECTIVITY, EXPANSION_ADD = 64, 256  # the graph; see search_breadth for the search side
@@ -66,7 +67,8 @@ def _one_blas_thread():
 
 class VectorIndex(Derived):
     def __init__(self, folder: Path, space: str, dim: int):
-        from usearch.index import Index
+        with needs("store"):
+            from usearch.index import Index
 
         self.path = folder / f"vectors.{space}.usearch"
         self.stamp_path = folder / f"vectors.{space}.json"

@@ -11,6 +11,10 @@ Adapters are the "adapters" kind of vectrixdb/registry.py. An Adapter has up to 
                            built without the library it adapts: the contract test
                            (tests/test_contracts.py) checks that calls + reads give those ids and
                            pages back
+    describes(target)   -> what the retriever is, as a saved run records it (report.meta["system"],
+                           after {"adapter": its name}): a function's module:qualname, a framework
+                           retriever's class, a store's collection or table and embedding model;
+                           plain JSON values only (system_of)
 
 Built in: "function" (any callable (query) or (query, k) -> results), "langchain" (a retriever's
 `.invoke`, its Documents with `metadata`), "llamaindex" (a retriever's `.retrieve`, NodeWithScore
@@ -41,6 +45,7 @@ class Adapter:
     calls: Optional[Callable[[Any], Optional[Search]]] = None
     reads: Optional[Callable[[Any, int], Optional[Result]]] = None
     stand_in: Optional[Callable[[list[Result]], Any]] = None
+    describes: Optional[Callable[[Any], dict]] = None
 
 
 @registry.contract("adapters")
@@ -59,6 +64,52 @@ def search_of(target: Any) -> Search:
     raise BadType(f"target must be a Vectrix or a callable query -> results, not {type(target).__name__} (an outside "
                   f"retriever of another kind is read through a registered adapter; registered: "
                   f"{registry.names('adapters')})")
+
+
+def system_of(target: Any) -> dict[str, Any]:
+    """What a saved run measured (report.meta["system"]): {"adapter": the name of the first adapter that
+    calls `target`, ...what that adapter's `describes` says of it}; {} when none calls it."""
+    for name, adapter in registry.members("adapters").items():
+        if adapter.calls is not None and adapter.calls(target) is not None:
+            about = adapter.describes(target) if adapter.describes is not None else {}
+            return {"adapter": name, **{k: v for k, v in about.items() if v not in (None, "")}}
+    return {}
+
+
+def system_words(meta: dict) -> str | None:
+    """A run's system in words, from its meta (the "system" system_of or scoring.measured recorded, and
+    for a vectrixdb collection provenance's embedding models): `function my_rag:search`, `chroma:
+    collection uber, embedding model all-MiniLM-L6-v2`; None for a run that recorded none."""
+    system = meta.get("system")
+    if not isinstance(system, dict) or not system.get("adapter"):
+        return None
+    adapter = str(system["adapter"])
+    about = {k: v for k, v in system.items() if k != "adapter" and not (k == "store" and v == adapter)}
+    models = meta.get("embedding_model")
+    if adapter == "vectrixdb" and isinstance(models, dict) and models:
+        about["embedding_model"] = (next(iter(models.values())) if list(models) == ["default"] else
+                                    ", ".join(f"{space}: {model}" for space, model in models.items()))
+    head = f"{adapter} {about.pop(adapter)}" if adapter in about else adapter
+    words = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in about.items())
+    return f"{head}: {words}" if words else head
+
+
+def qualified(obj: Any) -> str:
+    """`module:qualname` of a function or class (of an object's class when it has no qualname of its own)."""
+    named = obj if hasattr(obj, "__qualname__") else type(obj)
+    return f"{getattr(named, '__module__', None) or '?'}:{getattr(named, '__qualname__', type(obj).__name__)}"
+
+
+def model_name(embed: Any) -> str | None:
+    """An embedding model's name as it gives it (`.name`, `.model_name`, `.model` when a string), else
+    the module:qualname of the function or object; None for None."""
+    if embed is None:
+        return None
+    for attribute in ("name", "model_name", "model"):
+        got = getattr(embed, attribute, None)
+        if isinstance(got, str) and got:
+            return got
+    return qualified(embed)
 
 
 PAGE_KEYS = ("pages", "page_number", "page_label", "page")
@@ -126,7 +177,8 @@ def _function_stand_in(results: list[Result]) -> Any:
                            "score": r.score} for r in results]
 
 
-registry.register("adapters", "function", Adapter(calls=_call_function, stand_in=_function_stand_in))
+registry.register("adapters", "function", Adapter(calls=_call_function, stand_in=_function_stand_in,
+                                                  describes=lambda target: {"function": qualified(target)}))
 
 
 # -- LangChain: a retriever's .invoke(query) -> Documents (page_content, metadata) ------------------
@@ -152,8 +204,15 @@ def _langchain_stand_in(results: list[Result]) -> Any:
     return SimpleNamespace(invoke=lambda query: list(documents))
 
 
+def _langchain_system(target: Any) -> dict:
+    store = getattr(target, "vectorstore", None)  # a VectorStoreRetriever: its store and embeddings
+    embeddings = getattr(store, "embeddings", None) if store is not None else None
+    return {"retriever": qualified(target), "store": qualified(store) if store is not None else None,
+            "embedding_model": model_name(embeddings)}
+
+
 registry.register("adapters", "langchain", Adapter(calls=_call_langchain, reads=_read_langchain,
-                                                   stand_in=_langchain_stand_in))
+                                                   stand_in=_langchain_stand_in, describes=_langchain_system))
 
 
 # -- LlamaIndex: NodeWithScore results (node.node_id, node.metadata, node.get_content()) ------------
@@ -185,7 +244,8 @@ def _llamaindex_stand_in(results: list[Result]) -> Any:
 
 
 registry.register("adapters", "llamaindex", Adapter(calls=_call_llamaindex, reads=_read_llamaindex,
-                                                    stand_in=_llamaindex_stand_in))
+                                                    stand_in=_llamaindex_stand_in,
+                                                    describes=lambda target: {"retriever": qualified(target)}))
 
 
 # -- Haystack: a Pipeline (.run(data) with its query/text inputs filled) or a component (.run(query=...)) --
@@ -240,4 +300,5 @@ def _haystack_stand_in(results: list[Result]) -> Any:
 
 
 registry.register("adapters", "haystack", Adapter(calls=_call_haystack, reads=_read_haystack,
-                                                  stand_in=_haystack_stand_in))
+                                                  stand_in=_haystack_stand_in,
+                                                  describes=lambda target: {"retriever": qualified(target)}))

@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from vectrixdb.errors import BadInput, MissingExtra
+from vectrixdb.errors import BadInput
+from vectrixdb.extras import needs
 
 
 def load_trec_run(path: str) -> dict[str, dict[str, float]]:
@@ -148,10 +149,8 @@ def report_to_trec(report, path: str, tag: str = "vectrixdb") -> str:
 
 def to_ranx(run: dict | None = None, qrels: dict | None = None):
     """ranx's (Run, Qrels) for the dicts given (either may be None)."""
-    try:
+    with needs("compare"):
         import ranx
-    except ImportError:
-        raise MissingExtra("to_ranx needs ranx: pip install 'vectrixdb[compare]'") from None
     return (ranx.Run.from_dict(run) if run is not None else None,
             ranx.Qrels.from_dict(qrels) if qrels is not None else None)
 
@@ -163,7 +162,8 @@ def from_ranx(obj: Any) -> dict:
 
 def to_ir_measures(run: dict | None = None, qrels: dict | None = None) -> tuple[list, list]:
     """ir_measures' ScoredDoc and Qrel records for the dicts given."""
-    from ir_measures import Qrel, ScoredDoc
+    with needs("compare"):
+        from ir_measures import Qrel, ScoredDoc
 
     docs = [ScoredDoc(q, d, float(s)) for q, scores in (run or {}).items() for d, s in scores.items()]
     rels = [Qrel(q, d, int(g)) for q, judged in (qrels or {}).items() for d, g in judged.items()]
@@ -183,10 +183,8 @@ def from_ir_measures(records: Iterable[Any]) -> dict:
 
 def to_dataset(report):
     """A report's per-question frame as a Hugging Face `datasets.Dataset` (lists stay lists)."""
-    try:
+    with needs("interop"):
         import datasets
-    except ImportError:
-        raise MissingExtra("to_dataset needs datasets: pip install 'vectrixdb[interop]'") from None
     if report.frame is None:
         raise BadInput(f"the {report.kind} report has no rows to hand over")
     return datasets.Dataset.from_list(report.frame.reset_index().to_dict(orient="records"))

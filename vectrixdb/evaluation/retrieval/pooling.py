@@ -30,6 +30,7 @@ from vectrixdb.evaluation.golden.questions import Question, label_document, prov
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.runs.report import KINDS, Kind, Report, now, register
 from vectrixdb.roles import Collection, Questions
+from vectrixdb.extras import needs
 
 DEPTH = 10
 if "pool" not in KINDS:  # report.py registers it, so that a saved pool loads before this module is imported
@@ -244,7 +245,8 @@ def pool_plot(report: Report, ax=None):
     ax.set_xlabel("unjudged results in the pool")
     ax.set_title(f"pool to depth {report['depth']} by {report['by']}: {report['pooled']} unjudged results over "
                  f"{report['pooled_questions']} of {report['questions']} questions")
-    from matplotlib.ticker import MaxNLocator
+    with needs("plots"):
+        from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)

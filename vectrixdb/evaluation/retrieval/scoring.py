@@ -54,7 +54,7 @@ from vectrixdb.evaluation.golden import labels as L
 from vectrixdb.evaluation.golden.questions import Question, cutoffs, label_document, provenance, split_label
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.golden.label_check import refuse_bad_labels
-from vectrixdb.evaluation.retrieval.adapters import search_of
+from vectrixdb.evaluation.retrieval.adapters import search_of, system_of
 from vectrixdb.evaluation.retrieval.metrics import Measure, compute, judge
 from vectrixdb.evaluation.retrieval.providers import RANKED
 from vectrixdb.evaluation.runs.report import Report, now, set_name
@@ -90,7 +90,7 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
                      by: str | None = None, *, depth: int = DEPTH, save_to: str | None = None, progress: bool = False,
                      confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, collection: Collection | None = None,
                      measures: Sequence[str] = (), query: Callable[[Question], str] | None = None,
-                     **search) -> Report:
+                     name: str | None = None, **search) -> Report:
     """recall@k, precision@k, f1@k, ndcg@k, hit_rate@k and mrr (reciprocal rank to `depth`) over the
     labelled questions (a golden file's path or Questions), with 95% intervals, a per-question
     frame, the misses, Vecta's set-based levels (in the frame named with the largest k they were
@@ -121,7 +121,11 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     `query`: a function Question -> the text to search (the module docstring, Conversations); by
     default each question's `question`, its last user turn. Every query is written before the first
     search (latency is the search's alone); one that is not a non-empty string is BadInput naming
-    the question."""
+    the question.
+
+    `name`: the run's name (report.meta["name"]: what listings, the dashboard and the certificate call
+    it), for any target. Whatever the target, report.meta["system"] records what was measured
+    (measured()): its adapter and what the adapter says of it."""
     from tqdm.auto import tqdm
 
     started = now()
@@ -133,7 +137,7 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     deep = max([depth] + [m.k for m in extra if m.k])  # searched to this, for the extra measures
     held = collection if collection is not None else target if _is_collection(target) else None
     golden, questions = questions, questions_of(questions, held)
-    inputs = provenance(golden, questions, target)
+    inputs = provenance(golden, questions, target) | measured(target, name)
     if _searches(target):
         search = {"mode": DEFAULT_MODE, **search}  # the mode searched is recorded, the default's too
     by, by_from = (by, "asked") if by is not None else grain_of(questions)
@@ -298,6 +302,21 @@ def _result_warnings(scored, results, repeats: int, by: str, held: Any) -> list[
         out.append("evidence level needs text: return hits or give the collection; no result carries text, so no "
                    "quote can be found")
     return out
+
+
+def measured(target: Any, name: str | None) -> dict[str, Any]:
+    """What a report records of the system it measured, and its name when given: {"system": ...,
+    "name": ...}. A Vectrix (or a principal's view) is {"adapter": "vectrixdb", "collection": its name},
+    its embedding models being provenance's; any other target is what its adapter describes
+    (adapters.system_of: a function's module:qualname, a store's collection or table and embedding model)."""
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise BadInput(f"name= names the run: a non-empty string, not {name!r}")
+    if _searches(target):
+        collection = getattr(target, "name", None)
+        system = {"adapter": "vectrixdb", **({"collection": collection} if isinstance(collection, str) else {})}
+    else:
+        system = system_of(target)
+    return {"system": system, **({"name": name.strip()} if name is not None else {})}
 
 
 def _load_model(target: Any, search: dict) -> None:
@@ -476,7 +495,7 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
              modes: Sequence[str] = ("dense", "keyword", "hybrid"), rerank: Sequence[Reranker] = (),
              vectors: Sequence[str] | None = None, depth: int = DEPTH, save_to: str | None = None,
              progress: bool = True, measures: Sequence[str] = (),
-             query: Callable[[Question], str] | None = None) -> Report:
+             query: Callable[[Question], str] | None = None, name: str | None = None) -> Report:
     """Every way the collection can be searched, side by side: modes x rerankers (none, plus those
     given) x the vector spaces it holds, with median and p95 latency per query, 95% intervals on
     nDCG, recall and MRR, and three picks.
@@ -492,22 +511,32 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
     retrieval_report computes them; they never rank). A name no ranked kernel computes is refused.
     `query`: what each setup searches for a question, as retrieval_report takes it (a conversation's
     last user turn by default); recorded as report["query"].
+    `name`: the run's name, and report.meta["system"] what was measured, as retrieval_report records them.
+    An outside retriever (a function, a framework's retriever, a store adapter) is searched the one way
+    it searches: a single setup, its mode the adapter's name (`modes`, `vectors` and `rerank` are for a
+    Vectrix; giving vectors or rerank with one is refused).
     """
     import pandas as pd
 
     report_measures(measures, taken=FRAME_COLUMNS)  # refused before any setup is searched
     report_measures(measures, taken=("mrr", *EVALUATE_COLUMNS), exact=True)
     started = now()
-    golden, questions = questions, questions_of(questions, db)
-    inputs = provenance(golden, questions, db)
+    outside = not _searches(db)
+    if outside and (vectors is not None or rerank):
+        raise BadInput("vectors= and rerank= choose among a Vectrix's setups; an outside retriever is searched the one "
+                       "way it searches")
+    golden, questions = questions, questions_of(questions, None if outside else db)
+    inputs = provenance(golden, questions, db) | measured(db, name)
     by = by if by is not None else grain_of(questions)[0]  # the labels' grain, as retrieval_report takes it
     ks = cutoffs(k)
-    spaces = list(vectors) if vectors is not None else sorted(db.spaces)
+    spaces = [] if outside else list(vectors) if vectors is not None else sorted(db.spaces)
     setups = []
-    for mode in modes:
+    for mode in [] if outside else modes:
         for space in spaces if mode != "keyword" else [spaces[0] if spaces else None]:
             for rr in [None, *rerank]:
                 setups.append({"mode": mode, "vectors": space if mode != "keyword" else None, "rerank": rr})
+    if outside:
+        setups.append({"mode": None, "vectors": None, "rerank": None})
     rows, reports = [], []
     quality, top = f"ndcg@{ks[-1]}", ks[-1]
     for setup in setups:
@@ -520,7 +549,8 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
                                        "best": None, "reason": rep["reason"], "warnings": rep["warnings"]},
                           None, started=started, meta=inputs)
         ci = rep["ci"]
-        rows.append({"mode": setup["mode"], "vectors": setup["vectors"] or "-", "rerank": _name(setup["rerank"]),
+        rows.append({"mode": setup["mode"] or inputs["system"].get("adapter", "retriever"),
+                     "vectors": setup["vectors"] or "-", "rerank": _name(setup["rerank"]),
                      quality: rep["ndcg"][top], f"{quality} low": _end(ci["ndcg"][top], 0),
                      f"{quality} high": _end(ci["ndcg"][top], 1), "mrr": rep["mrr"],
                      "mrr low": _end(ci["mrr"], 0), "mrr high": _end(ci["mrr"], 1),

@@ -28,6 +28,10 @@ Scores are the store's own, higher is better: Qdrant's score, the negated distan
 LanceDB, the inner product (dense) or ts_rank (full-text) PostgreSQL computes.
 Each class is the "adapters" member of its name (chroma, lancedb, qdrant, postgres); its stand-in
 is the class around a small object answering as the store's client does, without the library.
+A saved run records what it searched (describe(), report.meta["system"]): the store, the collection
+or table by the store's own name for it, and the embedding model of the queries: embed='s name, or,
+when the store embeds them itself (Chroma with embed=None), the embedding function's name as Chroma
+reports it; PostgreSQL with embed=None records its full-text search instead.
 """
 from __future__ import annotations
 
@@ -40,7 +44,8 @@ import numpy as np
 from vectrixdb import registry
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden.labels import Result
-from vectrixdb.evaluation.retrieval.adapters import Adapter
+from vectrixdb.evaluation.retrieval.adapters import Adapter, model_name
+from vectrixdb.extras import needs
 
 
 class Row(NamedTuple):
@@ -84,6 +89,19 @@ class StoreRetriever(ABC):
     def search(self, query: str, n: int) -> list[Result]:
         return [self.result(row, rank) for rank, row in enumerate(self.rows(query, n), start=1)]
 
+    def describe(self) -> dict[str, Any]:
+        """What a saved run records of this store (the module docstring): store, collection or table,
+        embedding model."""
+        return {"store": self.store, **self.searched(), "embedding_model": model_name(self.embed) or self.own_model()}
+
+    def searched(self) -> dict[str, Any]:
+        """{"collection": name} or {"table": name}, as the store names what is searched."""
+        return {}
+
+    def own_model(self) -> str | None:
+        """The model the store embeds queries with itself, when embed= is None."""
+        return None
+
     @abstractmethod
     def rows(self, query: str, n: int) -> list[Row]:
         """The store's best `n` records for `query`, best first."""
@@ -118,6 +136,17 @@ class ChromaRetriever(StoreRetriever):
                          chunk_field=chunk_field, text_field="documents")
         self.collection, self.where = collection, where
 
+    def searched(self) -> dict[str, Any]:
+        return {"collection": _str(getattr(self.collection, "name", None))}
+
+    def own_model(self) -> str | None:
+        function = getattr(self.collection, "_embedding_function", None)  # what Chroma embeds query_texts with
+        name = getattr(function, "name", None)
+        try:
+            return str(name()) if callable(name) else model_name(function)
+        except Exception:  # noqa: BLE001 - an embedding function that cannot say its name
+            return model_name(function)
+
     def rows(self, query: str, n: int) -> list[Row]:
         asked: dict[str, Any] = ({"query_embeddings": [self.vector(query)]} if self.embed is not None
                                  else {"query_texts": [query]})
@@ -139,6 +168,9 @@ class LanceRetriever(StoreRetriever):
         super().__init__(embed=embed, doc_field=doc_field, page_field=page_field, page_base=page_base,
                          chunk_field=chunk_field, text_field=text_field)
         self.table, self.vector_column, self.metric, self.exact = table, vector_column, metric, exact
+
+    def searched(self) -> dict[str, Any]:
+        return {"table": _str(getattr(self.table, "name", None))}
 
     def rows(self, query: str, n: int) -> list[Row]:
         asked = self.table.search(self.vector(query), vector_column_name=self.vector_column)
@@ -164,10 +196,14 @@ class QdrantRetriever(StoreRetriever):
                          chunk_field=chunk_field, text_field=text_field)
         self.client, self.collection_name, self.vector_name, self.exact = client, collection_name, vector_name, exact
 
+    def searched(self) -> dict[str, Any]:
+        return {"collection": self.collection_name, **({"vector_name": self.vector_name} if self.vector_name else {})}
+
     def rows(self, query: str, n: int) -> list[Row]:
         options: dict[str, Any] = {}
         if self.exact:
-            from qdrant_client import models
+            with needs("qdrant"):
+                from qdrant_client import models
 
             options["search_params"] = models.SearchParams(exact=True)
         got = self.client.query_points(self.collection_name, query=self.vector(query).tolist(), using=self.vector_name,
@@ -194,6 +230,12 @@ class PostgresRetriever(StoreRetriever):
                          chunk_field=chunk_field, text_field=text_field)
         self.connection, self.table, self.vector_column, self.language = connection, table, vector_column, language
 
+    def searched(self) -> dict[str, Any]:
+        return {"table": self.table}
+
+    def own_model(self) -> str | None:
+        return f"none: full-text search ({self.language})"
+
     def rows(self, query: str, n: int) -> list[Row]:
         names = [self.chunk_field or "id", self.doc_field, self.text_field] + ([self.page_field] if self.page_field else [])
         columns = ", ".join(quoted(c) for c in names)
@@ -212,6 +254,10 @@ class PostgresRetriever(StoreRetriever):
             fields = dict(zip(names, got[:-1]))
             out.append(Row(fields[names[0]], fields, fields[self.text_field], got[-1]))
         return out
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 # -- the adapters, each with a stand-in answering as the store's client does ------------------------
@@ -251,7 +297,15 @@ def _postgres_stand_in(results: list[Result]) -> Any:
                              "chunks", embed=lambda q: [1.0])
 
 
-registry.register("adapters", "chroma", Adapter(calls=_calls(ChromaRetriever), stand_in=_chroma_stand_in))
-registry.register("adapters", "lancedb", Adapter(calls=_calls(LanceRetriever), stand_in=_lance_stand_in))
-registry.register("adapters", "qdrant", Adapter(calls=_calls(QdrantRetriever), stand_in=_qdrant_stand_in))
-registry.register("adapters", "postgres", Adapter(calls=_calls(PostgresRetriever), stand_in=_postgres_stand_in))
+def _describe(target: Any) -> dict:
+    return target.describe()
+
+
+registry.register("adapters", "chroma", Adapter(calls=_calls(ChromaRetriever), stand_in=_chroma_stand_in,
+                                                describes=_describe))
+registry.register("adapters", "lancedb", Adapter(calls=_calls(LanceRetriever), stand_in=_lance_stand_in,
+                                                 describes=_describe))
+registry.register("adapters", "qdrant", Adapter(calls=_calls(QdrantRetriever), stand_in=_qdrant_stand_in,
+                                                describes=_describe))
+registry.register("adapters", "postgres", Adapter(calls=_calls(PostgresRetriever), stand_in=_postgres_stand_in,
+                                                  describes=_describe))

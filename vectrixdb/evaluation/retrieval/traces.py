@@ -40,6 +40,7 @@ from typing import Any, Iterable, Sequence
 from vectrixdb.errors import BadInput, NotFound
 from vectrixdb.evaluation.golden.labels import Result
 from vectrixdb.evaluation.golden.questions import Question, split_label
+from vectrixdb.extras import needs
 
 QUESTION_ID = "vectrixdb.question.id"  # the span attribute that names a golden question, when set
 GENAI_QUERY, GENAI_DOCUMENTS = "gen_ai.retrieval.query.text", "gen_ai.retrieval.documents"
@@ -249,7 +250,8 @@ class TraceCollector:
         self.spans: list[Any] = []
 
     def export(self, spans: Sequence[Any]):
-        from opentelemetry.sdk.trace.export import SpanExportResult
+        with needs("traces"):
+            from opentelemetry.sdk.trace.export import SpanExportResult
 
         self.spans.extend(spans)
         return SpanExportResult.SUCCESS
@@ -311,6 +313,8 @@ def traces_report(source: Any, questions: Any, k: Sequence[int] | int = (1, 3, 5
         "rule": f"a retrieval matches a golden question by the span attribute {id_attribute!r}, else by its text "
                 "with whitespace and case folded; a question traced more than once is scored on its latest"}
     report.meta["name"] = name or "production traces"
+    report.meta["system"] = {"adapter": "traces", "source": source if isinstance(source, str) else type(source).__name__,
+                             "retrievals": len(traces.retrievals)}  # what production retrieved, not a function of ours
     if save_to:
         report.save(save_to)
     return report
@@ -340,9 +344,10 @@ def write_verdicts(report: Any, source: Any, *, measure: str | None = None, logg
     `vectrixdb.<measure>` (recall at the report's largest k unless named), the score, the label
     "found" or "missed" (a right result within that k), and an explanation naming the golden
     question and the rank of the first right result. Returns how many were emitted."""
-    from opentelemetry import trace
-    from opentelemetry._logs import get_logger_provider
-    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+    with needs("traces"):
+        from opentelemetry import trace
+        from opentelemetry._logs import get_logger_provider
+        from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
     if report.kind != "retrieval" or "traces" not in report:
         raise BadInput("write_verdicts takes the report traces_report made")

@@ -154,6 +154,12 @@ def evaluation_words(values: dict) -> str:
     return f"a {values['type']} evaluation" if values.get("type") else "this evaluation"
 
 
+E = "vectrixdb.evaluation.retrieval.embedders_compare:"
+EMBEDDER_UNITS = {"dim": "count", "embed_s_per_1k_chunks": "s", "chunks_embedded": "count", "chunks_from_cache": "count",
+                  "query_p50_ms": "ms", "query_p95_ms": "ms", "index_bytes": "bytes", "cost_per_1k_chunks": "$",
+                  "cost_per_1k_queries": "$", "questions_needed": "questions", "candidates": "count"}
+
+
 def _builtins() -> None:
     p = "vectrixdb.plotting:"
     chunking: dict[str, Any] = dict(section="_chunking.html", view="vectrixdb.server.views:chunking_view",
@@ -192,6 +198,9 @@ def _builtins() -> None:
              headline=pool_headline, units={"runs": "count", "best_rank": "rank", "pooled": "count"}),  # pooling.pool
         Kind("ppi", "evaluations", "vectrixdb.evaluation.runs.ppi:ppi_plot", questions=None, badges=("PPI",),
              headline=ppi_headline, units={"N": "count", "n": "count"}),  # ppi_mean
+        Kind("embedders", "retrieval", E + "embedders_plot", ("outcomes",), questions="outcomes", badges=("Retrieval",),
+             headline=E + "embedders_headline", figures=E + "best_figures", certificate=E + "embedders_tables",
+             what="an embedder comparison", graded=False, units=EMBEDDER_UNITS),  # retrieval/embedders_compare.py
         Kind("golden_audit", "audits", "vectrixdb.plotting.audit:audit_plot", badges=("Audit",),
              what="a golden-set audit", units={"keyword_rank": "rank", "dense_rank": "rank", "words": "words"}),
     ):

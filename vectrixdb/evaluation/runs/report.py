@@ -23,7 +23,8 @@ import secrets
 import time
 from typing import Any
 
-from vectrixdb.errors import BadInput, MissingExtra, NotFound
+from vectrixdb.errors import BadInput, NotFound
+from vectrixdb.extras import needs
 
 
 from vectrixdb.evaluation.runs import kinds_builtin  # noqa: F401 - registers the built-in kinds
@@ -156,10 +157,8 @@ class Report(dict):
         return to_dataset(self)
 
     def to_polars(self):
-        try:
+        with needs("polars"):
             import polars as pl
-        except ImportError:
-            raise MissingExtra("to_polars() needs polars: pip install 'vectrixdb[polars]'") from None
 
         # through records, so object columns (lists of ids) need no pyarrow
         return pl.from_dicts(self.frame.reset_index().to_dict(orient="records"))

@@ -15,6 +15,7 @@ from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import (Question, answer_report, check_golden, evaluate, load_questions, load_run,
                                   retrieval_report, save_questions)
 from vectrixdb.evaluation.golden.questions import Turn
+from tests.conftest import POLICIES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -193,6 +194,54 @@ def test_evaluate_searches_every_setup_with_what_query_writes_and_records_it(pol
     assert alone.frame.loc[0, "recall@3"] == 0.0 and whole.frame.loc[0, "recall@3"] == 1.0
     assert alone["query"].startswith("question:") and whole["query"].startswith("query=Question.conversation")
     assert load_run(str(tmp_path), whole["run_id"])["query"] == whole["query"]  # saved with the run
+
+
+def test_sweep_run_evaluation_and_suggestions_search_what_query_writes(policies, tmp_path):
+    """query= reaches every verb that searches for a question: a sweep's builds, run_evaluation's
+    system and the label suggestions; without it a conversation is asked by its last turn, with the
+    same warning, and a pipeline's judge still reads the earlier turns."""
+    from vectrixdb.evaluation import run_evaluation, suggest_expected, sweep
+
+    talk = Question("For how long?", None, ["deferment"], "c1",
+                    turns=[("user", "Can I defer a loan payment after a flood?"), ("assistant", "Yes.")])
+    docs = []
+    for doc, text in POLICIES.items():  # the same policies as files: a sweep reads documents itself
+        docs.append(str(tmp_path / f"{doc}.md"))
+        Path(docs[-1]).write_text(text)
+    filed = Question(talk.question, None, ["deferment.md"], "c1", turns=talk.turns)
+    keyword = ({"mode": "keyword"},)
+    alone = sweep(docs, [filed], search=keyword, k=(3,), progress=False)
+    whole = sweep(docs, [filed], search=keyword, k=(3,), progress=False, query=Question.conversation)
+    assert alone.frame.loc[0, "recall@3"] == 0.0 and whole.frame.loc[0, "recall@3"] == 1.0
+    assert alone["query"].startswith("question:") and whole["query"].startswith("query=Question.conversation")
+    assert any("conversations searched by their last user turn" in w for w in alone["warnings"])
+    assert not any("conversations searched" in w for w in whole["warnings"])
+
+    searched = []
+
+    def system(text):
+        searched.append(text)
+        return [h.doc_id for h in policies.search(text, 3, mode="keyword")]
+
+    plain = run_evaluation(system, [talk])
+    joined = run_evaluation(system, [talk], query=Question.conversation)
+    assert searched == ["For how long?", talk.conversation()]
+    assert plain["query"].startswith("question:") and joined["query"].startswith("query=Question.conversation")
+    assert joined.frame.loc["c1", "query"] == talk.conversation() and "query" not in plain.frame.columns
+    assert any("conversations searched by their last user turn" in w for w in plain["warnings"])
+    heard = {}
+    run_evaluation(lambda text: "Three months.", [talk],
+                   judge=lambda metric, question, reference, answer, sources: heard.setdefault(metric, question) and 1.0)
+    assert set(heard.values()) == {talk.conversation()}  # the judge reads the conversation, not the last turn alone
+
+    class Spy:
+        def search(self, text, k, **options):
+            searched.append(text)
+            return policies.search(text, k, **options)
+    searched.clear()
+    suggest_expected(Spy(), [talk], mode="keyword")
+    suggest_expected(Spy(), [talk], mode="keyword", query=Question.conversation)
+    assert searched == ["For how long?", talk.conversation()]
 
 
 def test_answer_report_judges_the_last_answer_with_the_earlier_turns(tmp_path):

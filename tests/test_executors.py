@@ -33,8 +33,10 @@ def test_finished_cells_are_kept_and_never_run_twice(tmp_path):
 
 
 def test_without_ray_the_message_says_how_to_install_it(monkeypatch):
+    from vectrixdb.errors import MissingExtra
+
     monkeypatch.setitem(sys.modules, "ray", None)
-    with pytest.raises(ValueError, match=r"pip install 'vectrixdb\[ray\]'"):
+    with pytest.raises(MissingExtra, match=r"'ray' extra .*pip install 'vectrixdb\[ray\]'"):
         run_cells([Cell(count, {}, (1,), ("1",))], "ray")
     with pytest.raises(ValueError, match="executor is 'local', 'ray'"):
         run_cells([], "spark")

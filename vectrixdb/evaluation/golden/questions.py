@@ -20,11 +20,11 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Generator, Iterable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from vectrixdb.errors import BadInput
+from vectrixdb.errors import BadInput, BadType
 from vectrixdb.roles import Questions, Retriever
 
 PAGE_LABEL = re.compile(r"^(?P<doc>.+)#page=(?P<page>[1-9][0-9]*)$")
@@ -368,3 +368,35 @@ def iter_rows(path: str, problems: list | None = None) -> Generator[tuple[int, s
             text = text.rstrip("\r\n")
             if text.strip():
                 yield n, text
+
+
+# -- what a retriever is asked for a question: its last user turn, or what a query= function writes --
+
+def last_turn_only(scored: Sequence[Question], query: Callable[[Question], str] | None) -> list[str]:
+    """The warning for conversations searched by their last user turn alone (no `query=`), or none."""
+    talks = sum(bool(q.turns) for q in scored)
+    if not talks or query is not None:
+        return []
+    return [f"{talks} of {len(scored)} questions are conversations searched by their last user turn alone; query= "
+            "writes the text searched from the whole conversation"]
+
+
+def query_rule(query: Callable[[Question], str] | None) -> str:
+    """How the text searched was written, as report["query"] records it."""
+    if query is None:
+        return "question: each question's text (a conversation's last user turn)"
+    if not callable(query):
+        raise BadType(f"query must be a function Question -> str, not {type(query).__name__}")
+    name = getattr(query, "__qualname__", None) or getattr(query, "__name__", None) or type(query).__name__
+    return f"query={name}: the text the function wrote from each question (the frame's query column)"
+
+
+def asked_text(q: Question, query: Callable[[Question], str] | None) -> str:
+    """The text searched for `q`: its question, or what `query` writes from it."""
+    if query is None:
+        return q.question
+    text = query(q)
+    if not isinstance(text, str) or not text.strip():
+        raise BadInput(f"query= returned {text!r} for question {q.key()!r} ({q.question[:60]!r}); it must return "
+                       "the text to search, a non-empty string")
+    return text

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 import os
+from typing import Callable
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.golden.questions import Question
+from vectrixdb.evaluation.golden.questions import Question, asked_text
 from vectrixdb.roles import Collection, Questions, Searchable
 
 SOURCES = ("joined", "both", "reference", "question")
@@ -22,7 +23,8 @@ FUSE_DEPTH = 10  # each search of a fusion is this deep (or k, when larger) befo
 
 
 def suggest_expected(db: Collection, questions: Questions, *, k: int = 3, by: str = "doc", relative: float = 0.8,
-                     using: str = "joined", **search) -> dict[str, list[str]]:
+                     using: str = "joined", query: Callable[[Question], str] | None = None,
+                     **search) -> dict[str, list[str]]:
     """{question id: proposed expected entries}, best first; by="page" proposes `doc#page=N`.
 
     using: "joined" (default) searches with the question and the reference answer as one text;
@@ -31,7 +33,8 @@ def suggest_expected(db: Collection, questions: Questions, *, k: int = 3, by: st
     with only one of them searches with that one, whatever `using` says). Searches are hybrid by
     default, the best measured (module docstring); mode=... changes it. Up to `k` hits scoring at least `relative`
     times the best one are kept: a second document is proposed only when it matches nearly as well
-    as the first (for a fusion the score is the fused one). Changes nothing."""
+    as the first (for a fusion the score is the fused one). `query`: the text that stands for a question
+    in the search, as retrieval_report takes it (a conversation's last user turn by default). Changes nothing."""
     from vectrixdb.evaluation.golden.files import load_questions
 
     if by not in ("doc", "page"):
@@ -39,7 +42,7 @@ def suggest_expected(db: Collection, questions: Questions, *, k: int = 3, by: st
     # unlabelled rows are what this is for, so a file is loaded, not held to check_golden
     questions = (load_questions(os.fsdecode(questions)) if isinstance(questions, (str, os.PathLike))
                  else [questions] if isinstance(questions, Question) else list(questions))
-    return {q.key(): proposal(ranked(db, q, k, using, **search), by, relative) for q in questions}
+    return {q.key(): proposal(ranked(db, q, k, using, query, **search), by, relative) for q in questions}
 
 
 def proposal(hits: list, by: str = "doc", relative: float = 0.8) -> list[str]:
@@ -54,14 +57,17 @@ def proposal(hits: list, by: str = "doc", relative: float = 0.8) -> list[str]:
     return labels
 
 
-def ranked(db: Searchable, q: Question, k: int, using: str = "joined", **search) -> list:
-    """The hits a suggestion is drawn from: the first k of the search (or fusion) `using` names."""
+def ranked(db: Searchable, q: Question, k: int, using: str = "joined", query: Callable[[Question], str] | None = None,
+           **search) -> list:
+    """The hits a suggestion is drawn from: the first k of the search (or fusion) `using` names; the
+    question's text is what `query` writes from it when given (golden.questions.asked_text)."""
     from vectrixdb.search import fuse
 
     if using not in SOURCES:
         raise BadInput(f"using must be one of {', '.join(SOURCES)}, not {using!r}")
     search.setdefault("mode", "hybrid")
-    question, reference = (q.question or "").strip(), (q.reference or "").strip()
+    question = (asked_text(q, query) if query is not None else q.question or "").strip()
+    reference = (q.reference or "").strip()
     if using == "joined":
         texts = [f"{question} {reference}".strip()]
     elif using == "question":
@@ -85,7 +91,8 @@ def ranked(db: Searchable, q: Question, k: int, using: str = "joined", **search)
 
 
 def suggest_with_passages(db: Collection, questions: list[Question], *, k: int = 3, using: str = "joined",
-                          by: str = "doc", relative: float = 0.8, **search) -> list[dict]:
+                          by: str = "doc", relative: float = 0.8, query: Callable[[Question], str] | None = None,
+                          **search) -> list[dict]:
     """For the review widget: each question with the hits a suggestion is drawn from (each with its
     passage, and `proposed`: whether it passes suggest_expected's cut) and the labels proposed from
     them by suggest_expected's rule (`proposed`)."""
@@ -93,7 +100,7 @@ def suggest_with_passages(db: Collection, questions: list[Question], *, k: int =
         raise BadInput(f"by must be 'doc' or 'page', not {by!r}")
     rows = []
     for q in questions:
-        hits = ranked(db, q, k, using, **search)
+        hits = ranked(db, q, k, using, query, **search)
         rows.append({"key": q.key(), "question": q, "proposed": proposal(hits, by, relative),
                      "suggestions": [{"label": h.doc_id, "pages": h.pages, "text": h.text, "score": h.score,
                                       "proposed": h.score >= relative * hits[0].score} for h in hits]})

@@ -49,9 +49,10 @@ from typing import Any, Callable, Sequence, TypeGuard
 
 import numpy as np
 
-from vectrixdb.errors import BadInput, BadType
+from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import labels as L
-from vectrixdb.evaluation.golden.questions import Question, cutoffs, label_document, provenance, split_label
+from vectrixdb.evaluation.golden.questions import (Question, asked_text, cutoffs, label_document, last_turn_only, provenance,
+                                                  query_rule, split_label)
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.golden.label_check import refuse_bad_labels
 from vectrixdb.evaluation.retrieval.adapters import search_of, system_of
@@ -150,18 +151,15 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
                               "search": {key: str(v) for key, v in search.items()},
                               "warnings": [f"cannot fail: {f}" for f in flags] + _label_warnings(scored, by),
                               "measures": {str(m): None for m in extra},  # None until computed (undefined reports)
-                              "query": _query_rule(query)}
-    talks = sum(bool(q.turns) for q in scored)
-    if talks and query is None:
-        values["warnings"].append(f"{talks} of {len(scored)} questions are conversations searched by their last user "
-                                  "turn alone; query= writes the text searched from the whole conversation")
+                              "query": query_rule(query)}
+    values["warnings"] += last_turn_only(scored, query)
     if not scored:
         return _undefined(values, f"no labelled questions to score ({values['unlabelled']} without labels)", started,
                           inputs)
     run = _retriever(target, search)
     _load_model(target, search)
     spent = spending(target, search)  # what served models (embedding, rerank routes) cost this run
-    texts = [_asked(q, query) for q in scored]  # written before any search: latency is the search's
+    texts = [asked_text(q, query) for q in scored]  # written before any search: latency is the search's
     results, latency = [], []
     for text in tqdm(texts, desc="searching", unit="q", disable=not progress):
         start = time.perf_counter()
@@ -223,27 +221,6 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     if save_to:
         report.save(save_to)
     return report
-
-
-def _query_rule(query: Callable[[Question], str] | None) -> str:
-    """How the text searched was written, as report["query"] records it."""
-    if query is None:
-        return "question: each question's text (a conversation's last user turn)"
-    if not callable(query):
-        raise BadType(f"query must be a function Question -> str, not {type(query).__name__}")
-    name = getattr(query, "__qualname__", None) or getattr(query, "__name__", None) or type(query).__name__
-    return f"query={name}: the text the function wrote from each question (the frame's query column)"
-
-
-def _asked(q: Question, query: Callable[[Question], str] | None) -> str:
-    """The text searched for `q`: its question, or what `query` writes from it."""
-    if query is None:
-        return q.question
-    text = query(q)
-    if not isinstance(text, str) or not text.strip():
-        raise BadInput(f"query= returned {text!r} for question {q.key()!r} ({q.question[:60]!r}); it must return "
-                       "the text to search, a non-empty string")
-    return text
 
 
 def report_measures(names: Sequence[str] | str, taken: Sequence[str] = (), exact: bool = False) -> list[Measure]:

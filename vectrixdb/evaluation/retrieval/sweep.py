@@ -14,8 +14,9 @@ import itertools
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+from vectrixdb.evaluation.golden.questions import Question, last_turn_only, query_rule
 from vectrixdb.evaluation.runs.report import Report
 from vectrixdb.roles import EmbeddingModel, Questions
 from vectrixdb.search import DEFAULT_MODE
@@ -35,12 +36,15 @@ def read_documents(documents: Any) -> list:
 def sweep(documents: Any, questions: Questions, *, chunk: Sequence[str] = ("recursive",),
           chunk_size: Sequence[int] = (1000,), embed_heading: Sequence[bool] = (False,),
           search: Sequence[dict] = ({"mode": DEFAULT_MODE},), k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
-          model: EmbeddingModel = None, executor: str = "local", progress: bool = True) -> Report:
+          model: EmbeddingModel = None, executor: str = "local", progress: bool = True,
+          query: Callable[[Question], str] | None = None) -> Report:
     """Build every (chunk, chunk_size, embed_heading) in a scratch folder and ask every question with
     each search setting. Each build is a cell (vectrixdb.executors): executor="ray" spreads them over
     a Ray cluster with the same rows, and a sweep that stopped redoes only the builds it had not
     finished; a build's key holds its chunker's code (code_identity.py), so an edited chunker of
-    your own, re-registered, is built again. build_s and median_search_ms are measured where the build ran."""
+    your own, re-registered, is built again. build_s and median_search_ms are measured where the build ran.
+    `query`: what each build searches for a question, as retrieval_report takes it (a conversation's
+    last user turn by default; its code is part of each build's key); recorded as report["query"]."""
     import pandas as pd
 
     from vectrixdb.embedding import get_embedder
@@ -50,6 +54,7 @@ def sweep(documents: Any, questions: Questions, *, chunk: Sequence[str] = ("recu
     from vectrixdb.executors import Cell, digest, run_cells
 
     started = now()
+    rule = query_rule(query)  # a query= that is not a function is refused before anything is read
     golden, questions = questions, questions_of(questions)
     meta = provenance(golden, questions)
     if not any(q.labelled for q in questions):
@@ -62,16 +67,17 @@ def sweep(documents: Any, questions: Questions, *, chunk: Sequence[str] = ("recu
     docs = read_documents(documents)
     ks = cutoffs(k)
     name = getattr(get_embedder(model), "name", str(model)) if model is not None else None
-    inputs, digests = (docs, questions, model), (document_digest(docs), digest([q.to_json() for q in questions]),
-                                                 str(name))
+    inputs, digests = (docs, questions, model, query), (document_digest(docs),
+                                                        digest([q.to_json() for q in questions]), str(name), rule)
     cells = [Cell(build_cell, {"chunk": t, "chunk_size": size, "embed_heading": h, "search": list(search), "k": ks,
-                               "by": by}, inputs, digests, code=(get_chunker(t),))
+                               "by": by}, inputs, digests, code=(get_chunker(t), *([query] if query else [])))
              for t, size, h in itertools.product(chunk, chunk_size, embed_heading)]
     rows = [row for built in run_cells(cells, executor, progress=progress, desc="builds") for row in built]
     frame = rank_rows(pd.DataFrame(rows), f"ndcg@{ks[-1]}", next(c for c in rows[0] if c.startswith("mrr@")))
     best = {c: (v.item() if hasattr(v, "item") else v) for c, v in frame.iloc[0].items()}
     values = {"best": best, "rows": len(frame), "questions": sum(q.labelled for q in questions), "k": ks, "by": by,
-              "ranked_by": RANKED_BY.format(ndcg=f"ndcg@{ks[-1]}"), "warnings": _warnings(questions, by, frame, ks)}
+              "ranked_by": RANKED_BY.format(ndcg=f"ndcg@{ks[-1]}"), "query": rule,
+              "warnings": _warnings(questions, by, frame, ks, query)}
     meta["embedding_model"] = str(name) if name is not None else "bundled all-MiniLM-L6-v2"
     return Report("sweep", values, frame, started=started, meta=meta)
 
@@ -95,7 +101,8 @@ def document_digest(docs: list) -> str:
                    for d in docs])
 
 
-def build_cell(settings: dict, docs: list, questions: list, model: EmbeddingModel) -> list[dict]:
+def build_cell(settings: dict, docs: list, questions: list, model: EmbeddingModel,
+               query: Callable[[Question], str] | None = None) -> list[dict]:
     """One build of a sweep, in a scratch folder: its rows, one per search setting."""
     from vectrixdb.collection import Vectrix
     from vectrixdb.evaluation.retrieval.scoring import retrieval_report
@@ -110,7 +117,7 @@ def build_cell(settings: dict, docs: list, questions: list, model: EmbeddingMode
         chunks = db.info()["chunks"]
         rows = []
         for options in settings["search"]:
-            rep = retrieval_report(db, questions, ks, by, **options)
+            rep = retrieval_report(db, questions, ks, by, query=query, **options)
             rows.append({"chunk": settings["chunk"], "chunk_size": settings["chunk_size"],
                          "embed_heading": settings["embed_heading"], "search": _label(options),
                          f"ndcg@{ks[-1]}": rep["ndcg"][ks[-1]], f"mrr@{rep['depth']}": rep["mrr"],
@@ -119,13 +126,15 @@ def build_cell(settings: dict, docs: list, questions: list, model: EmbeddingMode
     return rows
 
 
-def _warnings(questions: list, by: str, frame, ks: list[int]) -> list[str]:
-    """What the retrieval reports would warn of the labels at this grain, and a sweep where no build
-    ever found anything (the labels and the documents' ids most likely do not meet)."""
+def _warnings(questions: list, by: str, frame, ks: list[int], query: Callable[[Question], str] | None) -> list[str]:
+    """What the retrieval reports would warn of the labels at this grain and of conversations searched
+    by their last turn, and a sweep where no build ever found anything (the labels and the documents'
+    ids most likely do not meet)."""
     from vectrixdb.evaluation.golden import labels as L
     from vectrixdb.evaluation.retrieval.scoring import _label_warnings
 
-    out = _label_warnings([q for q in questions if q.labelled and L.qrel(q, by)], by)
+    scored = [q for q in questions if q.labelled and L.qrel(q, by)]
+    out = _label_warnings(scored, by) + last_turn_only(scored, query)
     if not (frame[[f"recall@{x}" for x in ks]].to_numpy() > 0).any():
         out.append(f"no build found any expected label at any k (by={by!r}): check that the golden file's labels "
                    "name these documents at this grain")

@@ -35,7 +35,7 @@ import numpy as np
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import labels as L
 from vectrixdb.evaluation.generation.answers import _judge_name, _model_delta, _model_totals, judge_items, summarize
-from vectrixdb.evaluation.golden.questions import Question, provenance, split_label
+from vectrixdb.evaluation.golden.questions import Question, asked_text, last_turn_only, provenance, query_rule, split_label
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.generation.judges import GENERATION_METRICS
 from vectrixdb.evaluation.runs.report import SET_FIGURES, Report, now, set_name, set_names_at
@@ -60,7 +60,8 @@ def type_of(returned: Any) -> str:
 
 def run_evaluation(system: Callable[[str], Any], questions: Questions, *, judge: Judge | None = None, k: int = 10,
                    save_to: str | None = None, name: str | None = None, confidence: float = 0.95,
-                   executor: str = "local", collection: Collection | None = None) -> Report:
+                   executor: str = "local", collection: Collection | None = None,
+                   query: Callable[[Question], str] | None = None) -> Report:
     """Evaluate `system` on the questions (a golden path or Questions); see the module docstring.
 
     `collection`: where a system that returns bare chunk ids (Vecta's `query -> list[str]`) takes
@@ -69,27 +70,36 @@ def run_evaluation(system: Callable[[str], Any], questions: Questions, *, judge:
 
     executor="ray" (or a Ray address) calls the system for all questions on a Ray cluster, once
     each (it must pickle; a system is not a pure function of its settings, so its answers are not
-    kept between runs); judging stays here, through the one judge and its limiter and cache."""
+    kept between runs); judging stays here, through the one judge and its limiter and cache.
+
+    `query`: what the system is asked for each question, as retrieval_report takes it (a
+    conversation's last user turn by default); every text is written before the first call, and the
+    rule is report["query"]. The judge still reads the question with its earlier turns."""
     from vectrixdb.evaluation.runs.store import LiveRun
     from vectrixdb.executors import Cell, check_executor, run_cells
 
     started = now()
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise BadInput(f"k must be a positive whole number, not {k!r}")
+    rule = query_rule(query)  # a query= that is not a function is refused before anything is read
     golden, questions = questions, questions_of(questions)
+    texts = [asked_text(q, query) for q in questions]
     inputs = provenance(golden, questions)
     live = LiveRun(save_to, "evaluation", name) if save_to else None
-    state: dict[str, Any] = {"kind": None, "rows": [], "judged": [], "collection": collection}
+    state: dict[str, Any] = {"kind": None, "rows": [], "judged": [], "collection": collection, "query": rule,
+                             "talks": last_turn_only(questions, query)}
     before = _model_totals(judge)
     try:
         check_executor(executor)
         answers = None
         if executor != "local":
-            cells = [Cell(_call, {}, (system, q.question), (q.key(),), keep=False) for q in questions]
+            cells = [Cell(_call, {}, (system, text), (q.key(),), keep=False) for q, text in zip(questions, texts)]
             answers = run_cells(cells, executor, desc="questions")
         for i, q in enumerate(questions):
             judged = len(state["judged"])
-            _one(q, system(q.question) if answers is None else answers[i], judge, k, state)
+            _one(q, system(texts[i]) if answers is None else answers[i], judge, k, state)
+            if query is not None:  # what the system was asked, beside the question (the frame's query column)
+                state["rows"][-1]["query"] = texts[i]
             if live:  # one line per question; report.json itself only once, after the first
                 live.append({"row": state["rows"][-1], "judged": state["judged"][-1] if len(state["judged"]) > judged
                              else None})
@@ -141,7 +151,8 @@ def _one(q: Question, returned: Any, judge: Any, k: int, state: dict) -> None:
     if answer is not None:
         row.update({"answer": answer, "expected_answer": q.reference})
         got = judge_items(judge, [{"key": q.key(), "question": q.question, "reference": q.reference,
-                                   "answer": answer, "sources": sources}], GENERATION_METRICS)[0]
+                                   "answer": answer, "sources": sources, "turns": list(q.turns)}],
+                          GENERATION_METRICS)[0]
         state["judged"].append(got)
         row.update({key: value for key, value in got.items() if key not in ("id", "_outcomes")})
     state["rows"].append(row)
@@ -186,12 +197,12 @@ def _report(state: dict, questions: list, judge: Any, before: dict | None, k: in
 
     rows, kind = state["rows"], state["kind"]
     values: dict[str, Any] = {"type": TYPES.get(kind), "name": name, "k": k, "questions": len(rows),
-                              "of": len(questions)}
+                              "of": len(questions), "query": state["query"], "warnings": list(state["talks"])}
     if kind in ("retrieval", "rag"):
         values["levels"] = {level: _means(rows, level, k) for level in ("doc", "page", "chunk")}
         doc = _doc_cannot_fail(rows, state.get("collection"))
         values["cannot_fail_levels"] = {"doc": doc} if doc else {}
-        values["warnings"] = ([f"cannot fail: doc level: {doc}"] if doc else []) + _level_warnings(rows)
+        values["warnings"] += ([f"cannot fail: doc level: {doc}"] if doc else []) + _level_warnings(rows)
     if kind in ("generation", "rag"):
         summary = summarize(state["judged"], GENERATION_METRICS, repeats=1, confidence=confidence)
         values.update({"metrics": summary["metrics"], "ci": summary["ci"], "outcomes": summary["outcomes"],

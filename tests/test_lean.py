@@ -23,7 +23,7 @@ import tomllib
 import pytest
 from packaging.requirements import Requirement
 
-from tests.conftest import ROOT
+from tests.conftest import PDFS, ROOT
 
 PACKAGE = ROOT / "vectrixdb"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -143,15 +143,15 @@ from vectrixdb.evaluation import ChatWriter, retrieval_report
 from vectrixdb.reading import read
 from vectrixdb import io
 
-report = retrieval_report(lambda q: ["deferment.md"], GOLDEN, k=(1,))
+report = retrieval_report(lambda q: ["deferment.md"], __GOLDEN__, k=(1,))
 gated("Vectrix", "store", lambda: Vectrix("notes"))
-gated("read a PDF", "pdf", lambda: read(PDF))
+gated("read a PDF", "pdf", lambda: read(__PDF__))
 gated("a report's plot", "plots", lambda: report.plot())
 gated("s3://", "s3", lambda: io.read_bytes("s3://bucket/golden.jsonl"))
 gated("the dashboard", "serve", lambda: __import__("vectrixdb.server.app"))
 gated("a chat model", "chat", lambda: ChatWriter("http://127.0.0.1:9/v1", model="m").ask("hi"))
 gated("to_ranx", "compare", lambda: __import__("vectrixdb.evaluation.retrieval.interop", fromlist=["x"]).to_ranx({}))
-print("text read:", len(read(TEXT).pages), "page")
+print("text read:", len(read(__TEXT__).pages), "page")
 """
 IMPORT_ALL = r"""
 import importlib, pkgutil, vectrixdb
@@ -212,9 +212,9 @@ def test_the_core_alone_scores_an_outside_retriever_and_names_the_extra_of_every
     printed = run(python, "-c", "import vectrixdb; print(vectrixdb.__file__)\n" + example, cwd=tmp_path).splitlines()
     assert printed[0].startswith(str(site)), printed  # the wheel's copy, not this tree
     assert printed[-1].startswith("{1: 0.333"), printed
-    probes = (PROBES.replace("GOLDEN", repr(str(ROOT / "data" / "golden" / "sample.jsonl")))
-              .replace("PDF", repr(str(ROOT.parent / "shared" / "data" / "pdfs" / "uber_2021.pdf")))
-              .replace("TEXT", repr(str(ROOT / "data" / "sample" / "deferment.md"))))
+    probes = (PROBES.replace("__GOLDEN__", repr(str(ROOT / "data" / "golden" / "sample.jsonl")))
+              .replace("__PDF__", repr(str(PDFS / "uber_2021.pdf")))  # the shared data, wherever it is set
+              .replace("__TEXT__", repr(str(ROOT / "data" / "sample" / "deferment.md"))))
     out = run(python, "-c", probes, cwd=tmp_path)
     assert out.count("->") == 7 and "text read: 1 page" in out, out
 

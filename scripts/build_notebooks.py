@@ -28,7 +28,7 @@ def sources() -> dict[str, Path]:
     return {p.stem: p for p in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py"))}
 
 
-def build(source: Path, run: bool) -> Path:
+def build(source: Path, run: bool, timeout: int = 3600) -> Path:
     import jupytext
 
     nb = jupytext.read(source)
@@ -37,7 +37,7 @@ def build(source: Path, run: bool) -> Path:
     if run:
         from nbclient import NotebookClient
 
-        NotebookClient(nb, timeout=3600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
         settle(nb)
     jupytext.write(nb, target, fmt="ipynb")
     return target
@@ -110,6 +110,8 @@ def main() -> int:
     how.add_argument("--settle", action="store_true",
                      help="only turn the published outputs' progress bars into the lines they ended on (no run)")
     parser.add_argument("--small", action="store_true", help="run on the small data CI uses (the kernel inherits it)")
+    parser.add_argument("--timeout", type=int, default=3600,
+                        help="seconds one cell may run (notebook 06's full comparison takes over an hour on two busy cores)")
     args = parser.parse_args()
     if args.small:
         os.environ["VECTRIXDB_NOTEBOOK_SMALL"] = "1"
@@ -128,7 +130,7 @@ def main() -> int:
                 jupytext.write(nb, target, fmt="ipynb")
             done = target
         else:
-            done = keep_outputs(found[name]) if args.keep_outputs else build(found[name], not args.no_run)
+            done = keep_outputs(found[name]) if args.keep_outputs else build(found[name], not args.no_run, args.timeout)
         print("wrote", done, flush=True)
     return 0
 

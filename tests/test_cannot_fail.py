@@ -83,8 +83,8 @@ def test_the_dashboard_and_certificate_refuse_to_grade_a_run_that_cannot_fail(on
 
     from tests.servers import serve_app
     from vectrixdb.evaluation import list_runs, load_run, run_evaluation
-    from vectrixdb.export import certify
-    from vectrixdb.export.files import pdf_bytes
+    from vectrixdb.present import certify
+    from vectrixdb.present.certificate import pdf_bytes
     from vectrixdb.server import create_app
 
     folder = tmp_path / "runs"
@@ -109,7 +109,7 @@ def test_the_dashboard_and_certificate_refuse_to_grade_a_run_that_cannot_fail(on
 
 def test_the_certificate_of_an_evaluate_run_names_its_setup_and_carries_setups_and_misses(policies, tmp_path):
     from vectrixdb.evaluation import evaluate, load_run
-    from vectrixdb.export.files import certificate
+    from vectrixdb.present.certificate import certificate
 
     qs = [Question("Can I defer my loan payments after a flood?", None, ["deferment"], "defer"),
           Question("My card was stolen; am I liable?", None, ["mortgage"], "wrong")]  # a label nothing finds first

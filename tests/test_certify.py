@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vectrixdb.export import certify
+from vectrixdb.present import certify
 from vectrixdb.evaluation import Question, retrieval_report, run_evaluation
 from vectrixdb.evaluation.runs.report import Report
 

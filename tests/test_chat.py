@@ -652,24 +652,56 @@ def test_a_new_route_is_one_builder_and_one_registration_line(server):
 
 
 class WireClient:
-    """A client of another wire (not the openai SDK): POST {url}/generate {"model", "prompt"} with httpx,
-    the reply made into a chat completion; `sent` counts the requests it tried; `fail` raises instead."""
+    """A client of another wire (not the openai SDK), the one method a route's client needs:
+    send(path, payload) POSTs {url}/generate {"model", "prompt"} with httpx; `sent` counts the
+    requests it tried; `fail` raises instead."""
 
     def __init__(self, url: str, timeout: float, fail: BaseException | None = None):
-        from types import SimpleNamespace
-
         self.url, self.timeout, self.fail, self.sent = url, timeout, fail, 0
-        self.chat = SimpleNamespace(completions=SimpleNamespace(with_raw_response=SimpleNamespace(create=self.create)))
 
-    def create(self, *, model, messages, **_ignored):
+    def send(self, path: str, payload: dict) -> str:
         import httpx
 
+        assert path == "chat/completions"
         self.sent += 1
         if self.fail is not None:
             raise self.fail
-        got = httpx.post(self.url + "/generate", json={"model": model, "prompt": str(messages)}, timeout=self.timeout)
+        got = httpx.post(self.url + "/generate", json={"model": payload["model"], "prompt": str(payload["messages"])},
+                         timeout=self.timeout)
         got.raise_for_status()
         raise AssertionError("nothing should answer here")
+
+
+def test_a_route_client_of_its_own_is_one_send_method(server):
+    """A route outside the SDK needs one method, send(path, payload) -> the reply's body: here plain
+    httpx POSTing the payload to the scripted server, which answers; a client without it is refused
+    naming the contract, before any request."""
+    import httpx
+
+    class Plain:
+        def __init__(self, base: str):
+            self.base, self.paths = base, []
+
+        def send(self, path: str, payload: dict) -> str:
+            self.paths.append(path)
+            return httpx.post(f"{self.base}/{path}", json=payload, timeout=10).text
+
+    plain = Plain(server.url.removesuffix("/chat/completions"))
+    register_route("plain", lambda url, *, timeout: Route(plain, url, "no key", "plain"))
+    register_route("bare", lambda url, *, timeout: Route(object(), url, "no key", "bare"))
+    try:
+        server.answer(GOOD, prompt=5, completion=3)
+        got = ChatWriter.through("plain", server.url, model="m", max_retries=0).ask(ASK, Draft)
+        assert got.ok and got.value.answer == "Yes, with no late fees." and plain.paths == ["chat/completions"]
+        (sent,) = server.requests
+        assert sent["json"]["model"] == "m" and sent["json"]["response_format"]["type"] == "json_schema"
+        with pytest.raises(BadType, match=r"route 'bare''s client is a object: a route's client is the openai SDK's or an "
+                                          r"object with send\(path, payload\)"):
+            ChatWriter.through("bare", server.url, model="m", max_retries=0).ask(ASK, Draft)
+        assert len(server.requests) == 1
+    finally:
+        unregister_route("plain")
+        unregister_route("bare")
 
 
 class WireDown(Exception):
@@ -709,6 +741,39 @@ def test_a_route_outside_the_sdk_needs_no_openai_sdk(monkeypatch):
     test_a_route_outside_the_sdk_with_nothing_listening_is_refused_after_its_retries()
     with pytest.raises(MissingExtra, match=r"'chat' extra .*pip install 'vectrixdb\[chat\]'"):
         ChatWriter("http://127.0.0.1:9/v1", model="m").ask(ASK, Draft)
+
+
+def test_a_route_outside_the_sdk_never_loads_it(server):
+    """The openai SDK is the openai and Azure routes' own: a fresh process asking a route of another
+    wire (answered by the scripted server through httpx, after a 503 it retries) never imports it,
+    and asking the openai route does."""
+    from tests.conftest import run_python
+
+    server.fail(503, "busy")  # the error path too: a retry sorts the error, and asks whether it is the SDK's
+    server.answer(GOOD, prompt=5, completion=3)
+    server.answer(GOOD, prompt=5, completion=3)
+    code = f"""
+import sys, httpx
+from pydantic import BaseModel
+from vectrixdb.chat import ChatWriter
+from vectrixdb.chat.routes import Route, register_route
+
+class Draft(BaseModel):
+    answer: str
+
+class Plain:
+    def send(self, path, payload):
+        reply = httpx.post("{server.url.removesuffix('/chat/completions')}/" + path, json=payload, timeout=10)
+        reply.raise_for_status()
+        return reply.text
+
+register_route("plain", lambda url, *, timeout: Route(Plain(), url, "no key", "plain"))
+got = ChatWriter.through("plain", "{server.url}", model="m", max_retries=1).ask("Can I pause?", Draft)
+print(got.ok, "openai" in sys.modules)
+got = ChatWriter("{server.url}", model="m", max_retries=0).ask("Can I pause?", Draft)
+print(got.ok, "openai" in sys.modules)
+"""
+    assert run_python(code).split() == ["True", "False", "True", "True"]
 
 
 def test_a_routes_errors_hook_sorts_its_own_exceptions():

@@ -168,9 +168,9 @@ def test_the_run_page_and_the_certificate_name_the_system(chroma_run, tmp_path):
     from fastapi.testclient import TestClient
 
     from vectrixdb.evaluation import load_run
-    from vectrixdb.export.files import certificate
+    from vectrixdb.present.certificate import certificate
     from vectrixdb.server import create_app
-    from vectrixdb.server.views import manifest
+    from vectrixdb.present.views import manifest
 
     folder, run_id, _ = chroma_run
     said = f"chroma: collection uber_chunks, embedding model {NAMED}"
@@ -186,8 +186,8 @@ def test_a_run_that_recorded_no_system_says_so(chroma_run):
     """A run saved before runs recorded their system: the manifest says it was not recorded, the page
     shows no line for it, and the certificate's subtitle is as it was."""
     from vectrixdb.evaluation import load_run
-    from vectrixdb.export.files import certificate
-    from vectrixdb.server.views import manifest
+    from vectrixdb.present.certificate import certificate
+    from vectrixdb.present.views import manifest
 
     report = load_run(str(chroma_run[0]), chroma_run[1])
     del report.meta["system"]

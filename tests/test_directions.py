@@ -5,8 +5,8 @@ import pytest
 
 from vectrixdb.evaluation import Question, run_evaluation
 from vectrixdb.evaluation.retrieval.measures import FAMILIES, direction_of, family_of
-from vectrixdb.export import certify
-from vectrixdb.export.files import certificate
+from vectrixdb.present import certify
+from vectrixdb.present.certificate import certificate
 
 
 def test_every_family_declares_a_direction_and_set_figures_read_their_family():

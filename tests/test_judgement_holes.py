@@ -9,8 +9,9 @@ import pytest
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation import Question, check_golden, metric_table, retrieval_report, save_questions
 from vectrixdb.evaluation.retrieval.metrics import Measure, compute, judge
-from vectrixdb.evaluation.retrieval.pooling import draft_rows, merge, pool, review
+from vectrixdb.evaluation.retrieval.pooling import draft_rows, merge, pool
 from vectrixdb.evaluation.retrieval.providers import Judged
+from vectrixdb.widgets import pool_review
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 
@@ -196,7 +197,7 @@ def test_pool_on_a_real_collection_then_judge_and_merge(policies, tmp_path):
         assert len(unjudged) == round(dense.frame.loc[q.key(), "unjudged@3"] * 3)
         assert all("dense" in pooled[pooled["label"] == d]["found_by"].iloc[0] for d in unjudged)
     # a person judges: keeps the first pooled label of the first row, rejects the second row
-    widget = review(report, policies, qs)
+    widget = pool_review(report, policies, qs)
     first = widget.rows[0]["suggestions"][0]["label"]
     widget.accept(0, [first])
     if len(widget.rows) > 1:

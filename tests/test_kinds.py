@@ -147,7 +147,7 @@ def test_a_kind_without_judged_results_gets_no_panel_and_an_unknown_kind_no_cras
     """A kind that declares no Judged (and not saved_comparison) has no panel, no power figures, no
     place among saved experiments; a run whose kind is no longer registered gets no panel, not an error."""
     from vectrixdb.server import create_app
-    from vectrixdb.server.decisions import decisions, headline_measures, unjudged
+    from vectrixdb.present.decisions import decisions, headline_measures, unjudged
 
     plain = kinds.register(Kind("plain_toy", "plain_toys", "tests.test_kinds:toy_plot", badges=("Toy",),
                                 headline=toy_headline))
@@ -205,25 +205,40 @@ def test_the_list_reads_headers_only(toy, tmp_path):
 
 def test_every_hook_of_every_kind_resolves(toy):
     """Every hook a registered declaration names (kinds.hooks: each field typed Hook of the kind, its
-    Plots and its Judged) resolves to a callable: a moved module or a mistyped "module:function"
-    fails here, not when a page first draws it. Its section template exists."""
+    Plots and its Judged) and every hook of how it is shown (present/shows.of) resolves to a callable:
+    a moved module or a mistyped "module:function" fails here, not when a page first draws it. Its
+    section template exists."""
     import importlib
-    from pathlib import Path
 
-    import vectrixdb.server
+    from dataclasses import fields
 
-    templates = Path(vectrixdb.server.__file__).parent / "templates"
+    from vectrixdb.present import shows
+    from vectrixdb.present.render import TEMPLATES as templates
+
     named = set()
     for kind in kinds.KINDS.values():
         for where, hook in kinds.hooks(kind):
             assert callable(kinds.resolve(hook)), (kind.name, where, hook)
             named.add(where)
-        assert kind.section is None or (templates / kind.section).is_file(), (kind.name, kind.section)
+        shown = shows.of(kind)  # how it is shown: the presentation layer's Show for its name, or its own fields
+        for f in fields(shown):
+            hook = getattr(shown, f.name)
+            if f.name == "judged" and hook is not None:
+                for part in ("unjudged", "measures", "when"):
+                    if getattr(hook, part) is not None:
+                        assert callable(kinds.resolve(getattr(hook, part))), (kind.name, part)
+                        named.add(f"judged.{part}")
+            elif f.name not in ("section", "judged") and hook is not None:
+                assert callable(kinds.resolve(hook)), (kind.name, f.name, hook)
+                named.add(f.name)
+        assert shown.section is None or (templates / shown.section).is_file(), (kind.name, shown.section)
         if kind.progress:
             module = importlib.import_module(kind.progress)
             assert callable(module.progress_values) and callable(module.progress_report), kind.name
+    assert set(shows.SHOWS) <= set(kinds.KINDS), "a Show for a kind nobody declares"
     assert {"plot", "headline", "certificate", "plots[0].draw", "judged.unjudged", "judged.measures",
-            "judged.when", "view", "appendix", "check", "figures", "cli"} <= named  # every kind of hook is walked
+            "judged.when", "view", "appendix", "figures", "cli"} <= named  # every kind of hook is walked (no kind in
+    # the package declares `check` now: report.schema.json holds what it checked, a chunking run's builds)
     badges = kinds.badges()  # every badge a registered kind declares, once each, whatever kinds are registered
     assert len(set(badges)) == len(badges) and set(badges) == {b for k in kinds.KINDS.values() for b in k.badges}
     assert {"Retrieval", "Toy"} <= set(badges)
@@ -336,7 +351,7 @@ def test_a_kind_declared_ungraded_gets_no_grade_or_sla_block_in_its_pdf(toy, lat
     import importlib
     import io
 
-    from vectrixdb.export import files, pdf
+    from vectrixdb.present import certificate as files, pdf
 
     report = importlib.import_module("vx_latency_kind").latency_report([3.0, 5.0, 9.0])
     doc = files.certificate(report, None)

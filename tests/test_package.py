@@ -22,9 +22,9 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
-DATA = {"vectrixdb/golden.schema.json", "vectrixdb/py.typed", "vectrixdb/embedding_calibration.txt",
-        "vectrixdb/evaluation/golden/beir_manifest.json", "vectrixdb/server/static/style.css",
-        "vectrixdb/server/templates/base.html", "vectrixdb/server/templates/runs.html"}
+DATA = {"vectrixdb/golden.schema.json", "vectrixdb/report.schema.json", "vectrixdb/header.schema.json", "vectrixdb/py.typed", "vectrixdb/embedding_calibration.txt",
+        "vectrixdb/evaluation/golden/beir_manifest.json", "vectrixdb/present/static/style.css",
+        "vectrixdb/present/templates/base.html", "vectrixdb/server/templates/runs.html"}
 OUTSIDE = """
 from vectrixdb.evaluation import retrieval_report
 import vectrixdb

@@ -43,7 +43,7 @@ def test_a_run_keeps_where_each_returned_passage_is_from_and_how_it_begins(tmp_p
     kept = load_run(str(tmp_path), report["run_id"]).frame.loc["staff", "passages"]
     assert [p["rank"] for p in kept] == [1, 2] and kept[0]["pages"] == [41] and kept[0]["score"] == 0.71
     assert kept[0]["text"] == long[:300].rsplit(" ", 1)[0] + " …" and kept[1]["text"] == "Safety first."
-    from vectrixdb.server.views import question_detail
+    from vectrixdb.present.views import question_detail
 
     shown = question_detail(load_run(str(tmp_path), report["run_id"]), "staff")["passages"]
     assert shown[0]["doc_id"] == "r.pdf" and shown[0]["pages"] == "41" and shown[1]["chunk_id"] == "s.pdf::0"

@@ -114,7 +114,7 @@ def test_the_forest_plot_names_the_runs(folder):
 
 
 def test_markdown_renders_to_headings_and_tables_and_escapes_html():
-    from vectrixdb.server.markdown import excerpt, html
+    from vectrixdb.present.markdown import excerpt, html
 
     out = html(TABLE)
     assert "<h3>Monthly fees by account</h3>" in out and "<table>" in out and "<td><strong>$25</strong></td>" in out
@@ -159,8 +159,8 @@ def test_a_long_run_s_heatmap_keeps_its_numbers_at_6_pt_or_more_in_the_pdf():
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.units import cm
 
-    from vectrixdb.export.pdf import FIGURE_HEIGHT
-    from vectrixdb.server.figures import DPI
+    from vectrixdb.present.pdf import FIGURE_HEIGHT
+    from vectrixdb.present.figures import DPI
     from vectrixdb.plotting.heatmap import question_heatmap
 
     many = [Question(f"{q.question} (variant {n})", q.reference, q.expected, f"{q.id}-{n}") for n in range(15) for q in QS]

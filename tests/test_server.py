@@ -182,7 +182,7 @@ def test_power_and_detectable_differences_on_forty_questions(tmp_path):
 
     from vectrixdb.evaluation import Question, compare_runs, questions_needed, retrieval_report
     from vectrixdb.server import create_app
-    from vectrixdb.server.views import fmt
+    from vectrixdb.present.views import fmt
 
     qs = [Question(f"question {i}?", None, [f"d{i}"], f"q{i}") for i in range(40)]
     spread = {q.question: i for i, q in enumerate(qs)}
@@ -223,7 +223,7 @@ def test_the_chunking_tab_draws_a_saved_comparison(server, runs, page):
 
 
 def test_the_pdf_downloads_with_grade_sla_verdict_and_the_runs_figures(server, runs, page, tmp_path):
-    from vectrixdb.export import certify
+    from vectrixdb.present import certify
     from vectrixdb.evaluation import load_run
 
     folder, ids = runs
@@ -251,7 +251,7 @@ def assert_figures_in_pdf(reader, report):
     import numpy as np
     from PIL import Image
 
-    from vectrixdb.server.figures import run_figures
+    from vectrixdb.present.figures import run_figures
 
     ours = [np.asarray(Image.open(io.BytesIO(f["png"])).convert("RGB")) for f in run_figures(report)]
     found = [np.asarray(img.image.convert("RGB")) for p in reader.pages for img in p.images]

@@ -83,7 +83,7 @@ def test_the_dashboard_shows_a_unit_column_with_its_unit_and_no_heat(timed, tmp_
 
 
 def test_the_certificate_prints_a_unit_figure_uncoloured_with_its_unit(timed):
-    from vectrixdb.export import files, pdf
+    from vectrixdb.present import certificate as files, pdf
 
     assert files.figure_row("wait_ms", 0.4, "ms") == ("wait_ms", "0.400 ms", None)  # text with unit, no colour
     assert files.figure_row("hit@3", 0.4, None) == ("hit@3", "0.400", 0.4)  # a score keeps its colour
@@ -118,7 +118,7 @@ def test_every_built_in_kind_declares_its_measured_columns():
 def test_a_figure_with_a_unit_is_never_graded_nor_sla_checked(tmp_path):
     """Reviewer's case: `accuracy` declared a count (0.75 and 2.0) and a ms figure in grades=: a unit figure is
     not a score, so the kind refuses it in grades/sla, the grade and SLA skip it, and Wilson refuses a mean > 1."""
-    from vectrixdb.export import certify
+    from vectrixdb.present import certify
 
     with pytest.raises(BadInput, match=r"\['wait_ms'\] named both in grades/sla and in units"):
         Kind("graded_ms", "graded_ms", timed_plot, units={"wait_ms": "ms"}, grades=("wait_ms",))
@@ -179,7 +179,7 @@ def test_save_refuses_what_reading_would_and_warns_of_a_unit_naming_nothing(tmp_
     try:
         frame = pd.DataFrame({"hit": [1.0], "wait_ms": [0.4]}, index=pd.Index(["q"], name="id"))
         rep = Report("cost_toy", {"cost": 1.23, "questions": 1}, frame, meta={"status": "completed"})
-        with pytest.raises(BadInput, match=r"cost_toy report \S+ not saved: .*values.cost is float 1.23, not an object"):
+        with pytest.raises(BadInput, match=r"cost_toy report \S+ not saved: .*at /values/cost: float 1.23, not an object"):
             rep.save(str(tmp_path))
         assert not (tmp_path / "cost_toys").exists() or not any((tmp_path / "cost_toys").rglob("report.json"))
         rep = Report("cost_toy", {"cost": {"total": 1.23}, "questions": 1}, frame, meta={"status": "completed"})

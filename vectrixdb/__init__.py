@@ -32,8 +32,11 @@ that every top-level module is on a line):
     collection.py                 Vectrix, the facade over ingest and search
     evaluation/, widgets.py       golden files -> retrieval and answer measures -> saved runs;
                                   notebook widgets (labelling, pooling review)
+    present/                      how a run is shown: views, decisions, figures, Markdown, the
+                                  certification rules, the certificate PDF and the offline HTML
     server/, export/, cli/        the dashboard, the PDF/HTML hand-over, the command: the top,
-                                  which nothing below imports
+                                  which nothing below imports (server/ and export/ both stand on
+                                  present/, never on each other)
 """
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ Cold start (a fresh `vectrixdb search` loads the graph for one query): OpenVINO'
 (CACHE_DIR, a `compiled/` folder beside the export) keeps the CPU plugin's compiled form, so a
 process after the first skips the compilation (~2 s -> ~0.3 s here); the cached blob is keyed by
 OpenVINO on the graph, the device and the options, so it never stands for another graph. And the
-run path imports openvino without its model converter (`_openvino`), which `import openvino`
+run path imports openvino without its model converter (`load_openvino`), which `import openvino`
 otherwise loads together with its telemetry's HTTP client (~1/3 of the import time); only
 `export` needs the converter, and imports it itself.
 """
@@ -70,7 +70,7 @@ BACKENDS = {"openvino": ("fp32", "f32"), "openvino-bf16": ("fp32", "bf16"), INT8
 ALIASES = {"int8": INT8, "openvino-int8": INT8, "openvino-fp32": "openvino"}
 
 
-def _openvino():
+def load_openvino():
     """`import openvino` without `openvino.tools.ovc`: openvino's __init__ imports the converter
     inside `try: ... except ImportError`, so marking it absent for the length of the import skips
     it (and the telemetry it starts); the mark is removed at once, so `export` can still import it."""
@@ -99,7 +99,7 @@ def int8_unavailable(graph_on_disk: bool = False) -> str | None:
     import importlib.util
 
     try:
-        ov = _openvino()
+        ov = load_openvino()
     except ImportError as exc:
         return f"openvino is not installed ({exc}); pip install 'vectrixdb[quantized]'"
     try:
@@ -359,7 +359,7 @@ class OpenVinoModel:
     `cache_dir`: OpenVINO's compiled-model cache (see compiled_cache), or None to compile afresh."""
 
     def __init__(self, model_dir: str, graph: bytes, weights: bytes, precision: str, cache_dir: str | None = None):
-        ov = _openvino()
+        ov = load_openvino()
         self.tok = tokenizer(model_dir)
         core = ov.Core()
         if cache_dir:

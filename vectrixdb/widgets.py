@@ -23,6 +23,9 @@ decision when code later calls accept/edit/reject on it; the call changes nothin
 row and returns False. Code replaces it only when it says so (`overrule=True`). Decisions made in
 code replace each other freely. The side file records who made each decision (`"widget"` or
 `"code"`); an entry from before that was recorded is taken as the widget's.
+
+`pool_review(report, db, questions)` is a LabelReview over a pool's unjudged results (pooling.pool);
+pooling.merge turns its decisions into graded labels.
 """
 from __future__ import annotations
 
@@ -31,12 +34,16 @@ import json
 import re
 import warnings
 from dataclasses import replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from vectrixdb.errors import AlreadyExists, BadInput
 from vectrixdb.extras import needs
 from vectrixdb.evaluation.golden.questions import Question, save_questions, split_label
-from vectrixdb.roles import Collection
+from vectrixdb.roles import Collection, Questions
+
+if TYPE_CHECKING:
+    from vectrixdb.evaluation.golden.grain import Grain
+    from vectrixdb.evaluation.runs.report import Report
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]{3,}")
 
@@ -51,7 +58,7 @@ def highlight(passage: str, answer: str | None) -> str:
 
 
 class LabelReview:
-    def __init__(self, db: Collection, questions: list[Question], *, k: int = 3, by: str = "doc",
+    def __init__(self, db: Collection, questions: list[Question], *, k: int = 3, by: str | Grain = "doc",
                  relative: float = 0.8, autosave: str | None = None, **search):
         from vectrixdb.evaluation.golden.suggest import suggest_with_passages
 
@@ -117,7 +124,7 @@ class LabelReview:
 
     def proposed(self, i: int) -> list[str]:
         """Row i's proposed labels, each once: suggest_expected's rule (the class docstring); for rows
-        made elsewhere (pooling.review), every suggested label."""
+        made elsewhere (pool_review), every suggested label."""
         row = self.rows[i]
         if "proposed" in row:
             return list(row["proposed"])
@@ -305,3 +312,15 @@ class LabelReview:
             show()
             self._listeners.append(show)  # a decision made in code shows at once
         return w.VBox([view, labels, w.HBox(list(buttons.values())), path, status])
+
+
+def pool_review(report: Report, db: Collection, questions: Questions, *, autosave: str | None = None) -> LabelReview:
+    """A LabelReview over the pooled results of pooling.pool (accept what is relevant, reject the
+    rest); turn its decisions into labels with pooling.merge()."""
+    from vectrixdb.evaluation.retrieval.pooling import review_rows
+
+    widget = LabelReview(db, [], k=1)
+    widget.rows = review_rows(report, questions, db)
+    if autosave:
+        widget.resume(autosave)
+    return widget

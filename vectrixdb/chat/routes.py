@@ -45,12 +45,13 @@ refused with the registered ones.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Union
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
 from vectrixdb import registry
-from vectrixdb.errors import BadInput, BadType, MissingExtra, Refused
+from vectrixdb.errors import BadInput, BadType, Refused
 from vectrixdb.extras import needs
 
 AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
@@ -72,16 +73,20 @@ class Route:
     """A built client and how to name it: `name` is the URL (part of every cache key), `auth` says
     how requests are signed with any key masked.
 
-    `client` is whatever sends one request. The writer calls exactly
-    `client.chat.completions.with_raw_response.create(**payload).http_response.text`, where payload
-    holds `model`, `messages` (a list of {"role", "content"}), the sampling keywords (`temperature`,
-    `max_tokens`, `seed`, ... when set), `response_format` (for a shaped answer: {"type": "json_schema",
-    "json_schema": {"name", "schema", "strict"}} or {"type": "json_object", "schema"}), `extra_body`
-    and `extra_headers` (this route's `headers`, or None); a client takes what it needs and ignores
-    the rest. `.http_response.text` must be the body of an OpenAI chat completion as JSON ({"choices":
-    [{"message": {"content"}, "finish_reason"}], "usage": {"prompt_tokens", "completion_tokens"},
-    "model"}: chat/reply.read_completion says what is checked). Anything it raises is sorted by
-    `verdict` (the module doc): the SDK's errors by their type, others by `errors` and the default."""
+    Every caller makes one call, `route.send(path, payload)`: POST the JSON `payload` to `path`
+    below the route's base URL and return the reply's body as text. The paths are OpenAI's:
+    "chat/completions" (the writer: `model`, `messages` as [{"role", "content"}], the sampling
+    keywords when set, `response_format` for a shaped answer ({"type": "json_schema", "json_schema":
+    {"name", "schema", "strict"}} or {"type": "json_object", "schema"}) and `extra_body`; the body
+    must be an OpenAI chat completion, checked by chat/reply.read_completion), "embeddings"
+    (served.embedding: `model`, `input`, `encoding_format`) and "rerank" (served.rerank: `model`,
+    `query`, `documents`, `top_n`).
+
+    `client` is what sends it: the openai SDK's client (the built-in routes' own; `send` drives its
+    raw-response calls with this route's `headers`), or any object with that one method,
+    `client.send(path, payload) -> str`, for another service's wire (it takes what it needs from the
+    payload and ignores the rest). Anything it raises is sorted by `verdict` (the module doc): the
+    SDK's errors by their type, others by `errors` and the default."""
 
     client: Any
     name: str
@@ -92,6 +97,22 @@ class Route:
     secrets: tuple = ()  # every key this route sends, so that no message shows one
     errors: Callable[[BaseException], Verdict] | None = None  # its own exceptions sorted first (see Verdict)
 
+    def send(self, path: str, payload: dict) -> str:
+        """POST `payload` to `path` ("chat/completions", "embeddings", "rerank") through the client;
+        the reply's body as text (see the class doc)."""
+        if not _is_sdk(self.client):
+            own = getattr(self.client, "send", None)
+            if not callable(own):
+                raise BadType(f"route {self.kind!r}'s client is a {type(self.client).__name__}: a route's client is "
+                              "the openai SDK's or an object with send(path, payload) -> the reply's body as text")
+            return own(path, payload)
+        headers = self.headers or None
+        if path == "chat/completions":
+            return self.client.chat.completions.with_raw_response.create(**payload, extra_headers=headers).http_response.text
+        if path == "embeddings":
+            return self.client.embeddings.with_raw_response.create(**payload, extra_headers=headers).http_response.text
+        return self.client.post(f"/{path}", cast_to=str, body=payload, options={"headers": self.headers})
+
     def scrub(self, text: Any) -> str:
         """`text` with each of this route's secrets masked (also percent-encoded, as a URL holds it)."""
         text = str(text)
@@ -99,6 +120,11 @@ class Route:
             for form in {secret, quote(secret, safe=""), quote_plus(secret, safe="")}:
                 text = text.replace(form, mask(secret))
         return text
+
+
+def _is_sdk(client: Any) -> bool:
+    """Whether a route's client is the openai SDK's (told by its module, so nothing is imported)."""
+    return type(client).__module__.split(".")[0] == "openai"
 
 
 def mask(key: str | None) -> str:
@@ -135,12 +161,10 @@ def _openai():
 
 
 def sdk() -> Any:
-    """The openai SDK when installed, else None: a route of another wire (a client of its own) runs
-    without it, and then no error it raises can be the SDK's."""
-    try:
-        return _openai()
-    except MissingExtra:
-        return None
+    """The openai SDK when it is loaded, else None. Only the routes built on it (openai_route,
+    azure_route) import it; an error can be the SDK's only once it is loaded, so the error rules ask
+    here and a route of another wire (a client of its own) never imports it."""
+    return sys.modules.get("openai")  # None also where a test marks it absent
 
 
 def openai_route(url: str, key: str | None, key_header: str | None, *, timeout: float) -> Route:

@@ -300,8 +300,7 @@ class ChatWriter:
 
     def _payload(self, convo: list[dict], shape: Shape | None, sampling: dict, form: str) -> dict:
         body = {k: v for k, v in sampling.items() if k != "extra_body"}
-        body.update(model=self.model, messages=convo, extra_body=sampling.get("extra_body"),
-                    extra_headers=self.route.headers or None)
+        body.update(model=self.model, messages=convo, extra_body=sampling.get("extra_body"))
         if shape is not None and form == "json_object":
             body["response_format"] = {"type": "json_object", "schema": shape.schema}
         elif shape is not None:
@@ -332,8 +331,7 @@ class ChatWriter:
             with self.limiter.slot(estimate, check=check) as entry:  # check: no request for an abandoned batch
                 tally["requests"] += 1
                 try:
-                    text = self.route.client.chat.completions.with_raw_response.create(
-                        **self._payload(convo, shape, sampling, form)).http_response.text
+                    text = self.route.send("chat/completions", self._payload(convo, shape, sampling, form))
                 except Exception as exc:  # noqa: BLE001 - sorted by Attempts.after; anything else is raised
                     self.limiter.settle(entry, 0)
                     if (shape is not None and self.response_format == "auto" and form == "json_schema"

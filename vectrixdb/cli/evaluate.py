@@ -277,6 +277,7 @@ def report_text(report) -> str:
     """A retrieval report for a terminal: the figures at each k, then the misses."""
     if report.get("recall") is None:
         return f"no figures: {report.get('reason')}"
+    from vectrixdb.evaluation.golden.grain import Grain
     from vectrixdb.evaluation.retrieval.adapters import system_words
 
     ks = report["k"]
@@ -299,8 +300,9 @@ def report_text(report) -> str:
             lines.append(f"warning: {warning}")
     if report.get("misses"):
         lines.append(f"misses: {plural(len(report['misses']), 'question')} with no right result in the top {ks[-1]}")
+    by_chunk = Grain.of(report["by"]).names_chunks  # a miss's results shown by chunk id, else by document and pages
     for miss in report.get("misses") or []:
-        got = ", ".join(g.get("chunk_id") or g["doc_id"] if report["by"] == "chunk" else
+        got = ", ".join(g.get("chunk_id") or g["doc_id"] if by_chunk else
                         f"{g['doc_id']} p.{','.join(map(str, g['pages']))}" for g in miss["got"])
         later = f"; first right at rank {miss['first_right_rank']}" if miss["first_right_rank"] else ""
         lines.append(f"miss {miss['id']}: {miss['question'][:70]!r} expected {', '.join(miss['expected'])}; "

@@ -1,9 +1,7 @@
-"""A saved run handed over as one file: the certification PDF and the self-contained HTML copy.
+"""A saved run handed over as one file: `vectrixdb export` writes the certification PDF and the
+self-contained HTML copy (files.py: export_run).
 
-    files.py    what goes in: certificate(), pdf_bytes(), html_text(), export_run()
-    certify.py  the certification rules: headline figures, SLA compliance, the overall grade
-    pdf.py      the PDF's layout (reportlab); it lays out, files.py decides
-
-It reads runs through the report contract (evaluation/runs) and the dashboard's views (server/);
-the dashboard serves its files. Nothing below server/, export/ and cli/ imports it.
+What the files hold (the certificate's data, the PDF's layout, the offline page) is the
+presentation layer's (vectrixdb/present/), which the dashboard serves from too; export/ and
+server/ never import each other. Nothing below server/, export/ and cli/ imports it.
 """

@@ -54,7 +54,7 @@ def question_heatmap(report, max_rows: int = MAX_ROWS, max_columns: int = MAX_CO
     """Questions (first max_rows) x score columns (first max_columns) in the tables' colours (red 0
     to green 1), with a colour bar; each cell's number in black or white, whichever is legible on
     its colour (text_on). Sized so its 7 pt numbers stay at least 6 pt where the PDF fits it to the
-    page (export.pdf.FIGURE_HEIGHT) and 9 px on the dashboard: a cell is 0.55 x 0.2 inches, hence
+    page (present.pdf.FIGURE_HEIGHT) and 9 px on the dashboard: a cell is 0.55 x 0.2 inches, hence
     the caps; the run's table has every row and column. `skip`: columns that are not scores although
     their values lie in 0..1 (its kind's `units`)."""
     with needs("plots"):

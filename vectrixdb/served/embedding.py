@@ -201,9 +201,7 @@ class EmbeddingRoute(Served):
         route = self.route
 
         def call() -> str:
-            return route.client.embeddings.with_raw_response.create(
-                model=self.model, input=texts, encoding_format="float",
-                extra_headers=route.headers or None).http_response.text
+            return route.send("embeddings", {"model": self.model, "input": texts, "encoding_format": "float"})
 
         vecs = self.service.send(call, lambda body: read_embeddings(body, len(texts)),
                                  size=sum(len(t) for t in texts) // 4 + 1, what=f"embed {len(texts)} texts")

@@ -90,7 +90,7 @@ class RerankRoute(Served):
         body = {"model": self.model, "query": query, "documents": texts, "top_n": len(texts)}
 
         def call() -> str:
-            return route.client.post(CALL, cast_to=str, body=body, options={"headers": route.headers})
+            return route.send(CALL.lstrip("/"), body)
 
         return self.service.send(call, lambda reply: read_ranking(reply, len(texts)),
                                  size=(len(query) * len(texts) + sum(len(t) for t in texts)) // 4 + 1,

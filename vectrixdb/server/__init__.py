@@ -9,8 +9,10 @@ the same way in server/pages_builtin.py), its template beside it (`folder=`) or 
 `create_app` builds its route and its nav link from the declaration. Pages are the "pages" kind of
 vectrixdb/registry.py: inside the package a page is declared in pages_builtin.py; outside, its
 module is named in the VECTRIXDB_PAGES setting or by an entry point in the group `vectrixdb.pages`.
-A new report kind's page, by contrast, needs none of this: its Kind declaration's `section`, `view`
-and `tab` are drawn by the run page and the Evaluate page (evaluation/runs/kinds.py).
+A new report kind's page, by contrast, needs none of this: its Kind declaration's `tab` and how it
+is shown (present/shows.py: `section`, `view`) are drawn by the run page and the Evaluate page.
+What a run page shows is the presentation layer's (vectrixdb/present/), which the offline copy and
+the certificate (export/) use too; server/ and export/ never import each other.
 """
 from __future__ import annotations
 

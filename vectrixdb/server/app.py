@@ -81,7 +81,7 @@ class Cache:
     def drawn(entry: dict) -> list[dict]:
         """The figures of an entry from get(), drawn on first use and kept with it: the run page,
         its PDF and its offline copy show the same pictures, drawn once."""
-        from vectrixdb.server.figures import run_figures
+        from vectrixdb.present.figures import run_figures
 
         if entry["figures"] is None:
             entry["figures"] = run_figures(entry["report"])
@@ -91,7 +91,7 @@ class Cache:
 def create_app(folder: str, *, sla: str | None = None, hosts: Iterable[str] | None = None):
     """The FastAPI app over FOLDER (local, s3:// or Blob); `sla` a JSON/YAML thresholds file;
     `hosts` the Host names it answers to (server/guard.py; default: the loopback names)."""
-    from vectrixdb.export import certify
+    from vectrixdb.present import certify
 
     from vectrixdb.evaluation.runs import kinds
 

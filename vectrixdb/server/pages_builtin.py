@@ -29,7 +29,7 @@ with needs("serve"):
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.runs import kinds
 from vectrixdb.evaluation.runs.saved import UnreadableRun
-from vectrixdb.server import views
+from vectrixdb.present import views
 from vectrixdb.server.registry import PAGES, Page, Site, register_page
 
 COLUMNS = [("type", "Type"), ("status", "State"), ("name", "Name"), ("run_id", "Run"),
@@ -80,8 +80,8 @@ def _with_k(columns: list[tuple[str, str]], rows: list[dict]) -> list[tuple[str,
 
 def run_context(site: Site, run_id: str) -> dict[str, Any]:
     """What the run page (and the Evaluate page's panel) shows of one run."""
-    from vectrixdb.export import certify
-    from vectrixdb.server.figures import data_uri
+    from vectrixdb.present import certify
+    from vectrixdb.present.figures import data_uri
 
     entry = site.cache.get(run_id)
     report = entry["report"]
@@ -101,7 +101,7 @@ def question(site: Site, run_id: str, id: str) -> dict:
 
 
 def certificate(site: Site, run_id: str) -> Response:
-    from vectrixdb.export import files as export
+    from vectrixdb.present import certificate as export
 
     entry = site.cache.get(run_id)  # the run page's figures, drawn once
     data = export.pdf_bytes(entry["report"], sla=(site.rules, site.sla_source), figures=site.cache.drawn(entry))
@@ -110,7 +110,7 @@ def certificate(site: Site, run_id: str) -> Response:
 
 
 def offline(site: Site, run_id: str) -> Response:
-    from vectrixdb.export import files as export
+    from vectrixdb.present import certificate as export
 
     entry = site.cache.get(run_id)
     text = export.html_text(entry["report"], sla=(site.rules, site.sla_source), figures=site.cache.drawn(entry))
@@ -149,8 +149,8 @@ def evaluate(site: Site, tab: str = "", run: str = "") -> dict:
 
 def experiments(site: Site, a: str = "", b: str = "") -> dict:
     from vectrixdb.evaluation.runs.experiments import compare_runs
-    from vectrixdb.server.decisions import comparison_rows
-    from vectrixdb.server.figures import data_uri, png
+    from vectrixdb.present.decisions import comparison_rows
+    from vectrixdb.present.figures import data_uri, png
 
     rows = site.runs.rows()
     declared = [(r, kinds.KINDS.get(r["kind"])) for r in rows]  # a kind nobody registered: neither list

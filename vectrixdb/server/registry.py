@@ -13,7 +13,7 @@ A page declares
     template    the Jinja template the context is rendered with (None: the view returns a Response)
     nav         the link's label in the navigation (None: no link; a path with `{...}` has none)
     under       the nav entry lit on this page when it is not its own (a run's page lights "runs")
-    folder      a folder searched for its template after server/templates (a page outside the
+    folder      a folder searched for its template after server/templates and present/templates (a page outside the
                 package keeps its template beside its module: `folder=Path(__file__).parent`)
     html        the template's source itself, instead of template= and folder=: a page that is one
                 file (its template named `page:<name>`, so it can never shadow another's)
@@ -50,6 +50,7 @@ from typing import Any, Callable, Union
 
 from vectrixdb import registry
 from vectrixdb.errors import BadInput
+from vectrixdb.present import render
 
 View = Union[Callable[..., Any], str]
 BUILTIN = "vectrixdb.server.pages_builtin"
@@ -91,7 +92,7 @@ class Page:
 @dataclass(frozen=True)
 class Site:
     """What every view reads: the folder's runs (server/listing.Runs), the app's cache of loaded runs
-    (server/app.Cache), and the SLA thresholds with where they came from (export/certify.load_sla)."""
+    (server/app.Cache), and the SLA thresholds with where they came from (present/certify.load_sla)."""
     runs: Any
     cache: Any
     rules: dict[str, dict[str, float]]
@@ -110,6 +111,7 @@ def inline_source(name: str) -> str | None:
 
 
 TEMPLATES = Path(__file__).parent / "templates"  # the app's own templates, searched before any page's folder
+SHOWN = render.TEMPLATES  # a run's templates (present/render.py), searched next
 RESERVED = "/static"  # the app's static files: no page path under it
 
 
@@ -124,7 +126,7 @@ def register_page(page: Page) -> Page:
     """Add a page (registry.register("pages", page.name, page)). Refused: a name or a route registered
     twice (paths compared with their parameters' names left out; the second would shadow the first),
     a path under /static (the app's files), and a template in the page's own folder named as one in
-    server/templates or another page's folder (Jinja would find that one first, or the first
+    server/templates, present/templates or another page's folder (Jinja would find that one first, or the first
     folder's: the page would render another's)."""
     return registry.register("pages", page.name, page)
 
@@ -140,7 +142,8 @@ def _fits(name: str, page: Any) -> None:
     if route_of(page.path) == RESERVED or page.path.startswith(RESERVED + "/"):
         raise BadInput(f"page {page.name!r}: its path {page.path!r} is under {RESERVED}, the app's static files")
     if page.template and page.folder is not None and (Path(page.folder) / page.template).exists():
-        owners = ["server/templates"] if (TEMPLATES / page.template).exists() else []
+        owners = [f"{where}/templates" for where, folder in (("server", TEMPLATES), ("present", SHOWN))
+                  if (folder / page.template).exists()]
         owners += [f"page {p.name!r}'s folder" for p in PAGES.values() if p.folder is not None
                    and Path(p.folder) != Path(page.folder) and (Path(p.folder) / page.template).exists()]
         if owners:

@@ -13,6 +13,7 @@ inside usearch's loader. Anything else is rebuilt from the catalog, with a logge
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import cast
 
@@ -65,8 +66,23 @@ def _one_blas_thread():
     return _BLAS[0].limit(limits=1, user_api="blas")
 
 
+def load_openvino_first() -> None:
+    """Import openvino before usearch's compiled module, when openvino is installed (the int8
+    default's runtime). Loaded the other way round, openvino's read_model fails with an empty
+    RuntimeError ("Exception from src/inference/src/cpp/core.cpp:") for the rest of the process:
+    seen with usearch 2.26.6 and openvino 2026.4.1 when a collection built by another embedder then
+    had an int8 space added (tests/test_embedding.py plants it). The import costs about 40 ms once."""
+    import importlib.util
+
+    if "openvino" not in sys.modules and importlib.util.find_spec("openvino") is not None:
+        from vectrixdb.embedding_openvino import load_openvino
+
+        load_openvino()
+
+
 class VectorIndex(Derived):
     def __init__(self, folder: Path, space: str, dim: int):
+        load_openvino_first()
         with needs("store"):
             from usearch.index import Index
 

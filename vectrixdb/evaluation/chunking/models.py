@@ -119,10 +119,10 @@ def answered(builds: list, handed: dict, assigned: list, collections: dict, answ
     from tqdm.auto import tqdm
 
     from vectrixdb.chat.parallel import concurrently, width
-    from vectrixdb.evaluation.generation.answers import _model_delta, _model_totals
+    from vectrixdb.evaluation.generation.answers import model_delta, model_totals
     from vectrixdb.evaluation.generation.reader import answer_and_judge
 
-    before = {"answer": _model_totals(answer), "judge": _model_totals(judge)}
+    before = {"answer": model_totals(answer), "judge": model_totals(judge)}
     started = time.perf_counter()
     right: dict = {}
     scored: dict = {}
@@ -149,10 +149,10 @@ def answered(builds: list, handed: dict, assigned: list, collections: dict, answ
             answers.append({"build": b.label, "question": q.id,
                             "answer": got.answer, "score": got.score, "right": got.right, "outcome": got.status,
                             "judge_reason": got.reason})
-    cost = {"outcomes": statuses, "first_failure": first, "answer": _model_delta(answer, before["answer"]),
+    cost = {"outcomes": statuses, "first_failure": first, "answer": model_delta(answer, before["answer"]),
             "wall_s": round(time.perf_counter() - started, 3)}  # the answers' and verdicts' own seconds overlap
     if judge is not answer:
-        cost["judge"] = _model_delta(judge, before["judge"])
+        cost["judge"] = model_delta(judge, before["judge"])
     return right, scored, cost, answers
 
 

@@ -127,11 +127,11 @@ def answer_report(questions: Questions, answers: dict[str, dict], judge: Judge, 
                       "sources": list(given.get("sources") or []), "turns": list(q.turns)})
     for metric in metrics:  # every declared input present before any judge is asked
         check_inputs(rubric(metric).name, items)
-    cost_before = _model_totals(judge)
+    cost_before = model_totals(judge)
     rows = judge_items(judge, items, metrics, repeats=repeats, threshold=threshold)
-    values = {"questions": len(items), "unanswered": len(questions) - len(items), "judge": _judge_name(judge),
+    values = {"questions": len(items), "unanswered": len(questions) - len(items), "judge": judge_name(judge),
               "threshold": threshold, **summarize(rows, metrics, repeats=repeats, confidence=confidence)}
-    values["model"] = _model_delta(judge, cost_before)
+    values["model"] = model_delta(judge, cost_before)
     if not items:
         values["reason"] = "no question has an answer to judge"
     frame = pd.DataFrame([{k: v for k, v in r.items() if k != "_outcomes"} for r in rows])
@@ -145,19 +145,22 @@ def answer_report(questions: Questions, answers: dict[str, dict], judge: Judge, 
     return report
 
 
-def _judge_name(judge: Any) -> str:
+def judge_name(judge: Any) -> str:
+    """A judge in words for a report: a model's repr, else the function's name (answers and run_evaluation)."""
     if is_model(judge):
         return repr(judge)
     return getattr(judge, "__name__", type(judge).__name__)
 
 
-def _model_totals(judge: Any) -> dict | None:
+def model_totals(judge: Any) -> dict | None:
+    """A model judge's running totals (calls, tokens, seconds, cost), None for a function: taken before
+    a report so model_delta can give the report's own share (answers, run_evaluation, compare_chunking)."""
     return dict(judge.totals()) if is_model(judge) and hasattr(judge, "totals") else None
 
 
-def _model_delta(judge: Any, before: dict | None) -> dict | None:
+def model_delta(judge: Any, before: dict | None) -> dict | None:
     """What this report's calls to a model cost (calls, tokens, seconds, cost) when the judge is one."""
-    after = _model_totals(judge)
+    after = model_totals(judge)
     if after is None:
         return None
     return _minus(after, before or {})
@@ -211,7 +214,7 @@ def calibrate(judge: Judge, labelled: Iterable[dict], *, threshold: float = 0.5,
     frame = pd.DataFrame(judged).set_index("id")
     scored = frame.dropna(subset=["judge"])
     values: dict[str, Any] = {"items": len(frame), "scored": len(scored), "threshold": threshold,
-                              "judge_name": _judge_name(judge), "questions": len(frame)}
+                              "judge_name": judge_name(judge), "questions": len(frame)}
     if len(scored) < 2:
         values.update({"kappa": None, "weighted_kappa": None, "spearman": None, "agreement": None,
                        "reason": f"only {len(scored)} item(s) got a score from the judge"})

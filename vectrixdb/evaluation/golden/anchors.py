@@ -61,6 +61,7 @@ import os
 from typing import Any
 
 from vectrixdb.errors import BadInput
+from vectrixdb.evaluation.golden.grain import DOC, PAGE, Grain
 from vectrixdb.roles import Collection
 
 RAGAS_HINTS = ("synthesizer_name", "persona_name", "query_style", "query_length")
@@ -252,12 +253,11 @@ class Locator:
     """Places context texts in a collection: word for word first, else by a search (module docstring).
     by="page" labels pages (a one-page document by itself), by="doc" documents."""
 
-    def __init__(self, db: Collection, by: str = "page", **search: Any):
+    def __init__(self, db: Collection, by: str | Grain = "page", **search: Any):
         from vectrixdb.evaluation.golden.labels import normal
 
-        if by not in ("page", "doc"):
-            raise BadInput(f"by must be 'page' or 'doc', not {by!r}")
-        self.db, self.by, self.options, self.normal = db, by, {"mode": "hybrid", **search}, normal
+        self.grain = Grain.of(by, (PAGE, DOC), who="a context is placed by")
+        self.db, self.options, self.normal = db, {"mode": "hybrid", **search}, normal
         self._docs: dict[str, tuple[Any, str]] | None = None
         self.searched = 0
 
@@ -279,7 +279,7 @@ class Locator:
         if len(holders) != 1:
             return []
         doc_id, document = holders[0]
-        if self.by == "doc" or len(document.pages) <= 1:
+        if not self.grain.names_pages or len(document.pages) <= 1:
             return [doc_id]
         pages = document.pages
         for width in range(1, min(MAX_RUN, len(pages)) + 1):
@@ -297,6 +297,6 @@ class Locator:
             return []
         hit = hits[0]
         document = self.documents().get(hit.doc_id, (None, ""))[0]
-        if self.by == "doc" or not hit.pages or (document is not None and len(document.pages) <= 1):
+        if not hit.pages or (document is not None and len(document.pages) <= 1):
             return [hit.doc_id]
-        return [f"{hit.doc_id}#page={p}" for p in hit.pages]
+        return self.grain.labels_of(hit)  # by="doc": the document; by="page": the hit's pages

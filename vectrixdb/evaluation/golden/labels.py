@@ -1,25 +1,15 @@
-"""What counts as a right result at each grain, and Vecta's set-based levels.
+"""Reading retrieval results, and Vecta's set-based levels.
 
 A retrieval result is normalised to a Result (chunk id, doc id, pages, text, score) whatever the
-retriever returned: a vectrixdb Hit, a dict, a plain id, or a LangChain/LlamaIndex document.
-`units(question, results, by)` turns the ranked results into the ranked labels that metrics.judge
-scores against the question's labels:
+retriever returned: a vectrixdb Hit, a dict, a plain id, or a LangChain/LlamaIndex document. What
+counts as a right result at each grain (doc, page, chunk, evidence) is grain.py's: a Grain reads a
+question's labels (`qrel`) and turns ranked results into the ranked labels that metrics.judge scores
+against them (`units`), with `normal` and `holds` here for evidence quotes.
 
-- doc: the documents of the results, each at the rank of its best chunk (later repeats dropped).
-- page: a chunk is one result, and it satisfies every expected page it covers, at its own rank (a
-  chunk over pages 3-4 is a hit at its rank when page 4 is expected). An expected entry that names
-  a whole document is satisfied by any page of it; a page label of a document the same row also
-  expects whole adds nothing and is dropped (check_golden notes such rows). A chunk id label
-  (`doc::n`, as a Vecta row without pages gives) is satisfied by that chunk; in a row that also
-  names pages (a Vecta entry with both), the pages are its page labels and the chunk ids wait for
-  chunk grain.
-- chunk: chunk ids (a row that names some judges by them alone).
 - A chunk returned more than once is read once, at its first rank (`distinct`), at every grain
   and level; a bare chunk id takes its pages and text from the collection when one is given
   (`with_pages`).
-- evidence: each result satisfies the quotes it holds, whole, or at least half of one where the
-  chunk starts or ends inside it (compared after collapsing whitespace and case, and dropping
-  Markdown marks). A question without evidence is judged by its pages (or documents).
+- `levels`: Vecta's set-based precision, recall and F1 at the doc, page and chunk levels.
 """
 from __future__ import annotations
 
@@ -28,10 +18,8 @@ from typing import Any, NamedTuple
 
 from vectrixdb import registry
 from vectrixdb.errors import BadType
-from vectrixdb.evaluation.golden.questions import Question, label_document, split_label
+from vectrixdb.evaluation.golden.questions import Question, split_label
 from vectrixdb.roles import Collection
-
-GRAINS = ("doc", "page", "chunk", "evidence")
 
 
 class Result(NamedTuple):
@@ -145,69 +133,6 @@ def holds(chunk: str, quote: str) -> bool:
         if chunk.endswith(quote[:size]) or chunk.startswith(quote[-size:]):
             return True
     return False
-
-
-def judged_by(q: Question, by: str) -> str:
-    """The grain one question is judged at: evidence rows without quotes fall back to pages."""
-    if by == "evidence" and not q.evidence:
-        return "page"
-    return by
-
-
-def qrel(q: Question, by: str) -> dict[str, float]:
-    """{label: grade} the question is judged against at this grain (graded where the row grades;
-    grade 0: judged not relevant). At doc grain a document is judged not relevant only by a
-    whole-document label of grade 0."""
-    grain = judged_by(q, by)
-    if grain == "evidence":
-        return {normal(e): 1.0 for e in q.evidence}
-    out: dict[str, float] = {}
-    if grain == "doc":  # a page or chunk judged not relevant says nothing of the document's other parts
-        for label, grade in q.graded():
-            doc = label_document(label)
-            if grade > 0 or label == doc:
-                out[doc] = max(out.get(doc, 0.0), grade)
-        return out
-    chunk_ids = {label for label in q.expected if "::" in label}
-    whole = {label for label in q.expected if split_label(label)[1] is None and label not in chunk_ids}
-    named_pages = any(split_label(label)[1] is not None for label in q.expected)
-    for label, grade in q.graded():
-        doc, page = split_label(label)
-        if grain == "page" and page is not None and doc in whole:
-            continue  # the whole document is expected: this page adds nothing
-        if grain == "page" and label in chunk_ids and named_pages:
-            continue  # the row's pages say where the answer is; its chunk ids are judged at chunk grain
-        if grain == "chunk" and chunk_ids and label not in chunk_ids:
-            continue  # a row that names chunks is judged by them at chunk grain (its pages at page grain)
-        out[label] = grade
-    return out
-
-
-def units(q: Question, results: list[Result], by: str) -> list:
-    grain = judged_by(q, by)
-    if grain == "chunk":
-        return [r.chunk_id for r in results]
-    if grain == "doc":
-        return list(dict.fromkeys(r.doc_id for r in results))
-    if grain == "page":
-        whole = {e for e in q.expected if split_label(e)[1] is None}
-        return [((r.doc_id,) if r.doc_id in whole else ()) + tuple(f"{r.doc_id}#page={p}" for p in r.pages)
-                + ((r.chunk_id,) if r.chunk_id in whole and r.chunk_id != r.doc_id else ()) for r in results]
-    quotes = [normal(e) for e in q.evidence]
-    return [tuple(qt for qt in quotes if holds(normal(r.text), qt)) for r in results]
-
-
-def chunks_read(results: list[Result], by: str, k: int) -> list[Result]:
-    """The results the ranked metrics read to fill the top k: the first k, except at doc grain,
-    where a unit is a distinct document and the chunks up to the k-th new document are read."""
-    if by != "doc":
-        return results[:k]
-    seen: set[str] = set()
-    for i, r in enumerate(results):
-        seen.add(r.doc_id)
-        if len(seen) > k:
-            return results[:i]
-    return results
 
 
 def levels(q: Question, results: list[Result]) -> dict[str, dict[str, float] | None]:

@@ -15,14 +15,16 @@ import os
 from typing import Callable
 
 from vectrixdb.errors import BadInput
+from vectrixdb.evaluation.golden.grain import DOC, PAGE, Grain
 from vectrixdb.evaluation.golden.questions import Question, asked_text
 from vectrixdb.roles import Collection, Questions, Searchable
 
 SOURCES = ("joined", "both", "reference", "question")
 FUSE_DEPTH = 10  # each search of a fusion is this deep (or k, when larger) before the two are fused
+PROPOSED = (DOC, PAGE)  # the grains a label is proposed at
 
 
-def suggest_expected(db: Collection, questions: Questions, *, k: int = 3, by: str = "doc", relative: float = 0.8,
+def suggest_expected(db: Collection, questions: Questions, *, k: int = 3, by: str | Grain = "doc", relative: float = 0.8,
                      using: str = "joined", query: Callable[[Question], str] | None = None,
                      **search) -> dict[str, list[str]]:
     """{question id: proposed expected entries}, best first; by="page" proposes `doc#page=N`.
@@ -37,22 +39,22 @@ def suggest_expected(db: Collection, questions: Questions, *, k: int = 3, by: st
     in the search, as retrieval_report takes it (a conversation's last user turn by default). Changes nothing."""
     from vectrixdb.evaluation.golden.files import load_questions
 
-    if by not in ("doc", "page"):
-        raise BadInput(f"by must be 'doc' or 'page', not {by!r}")
+    grain = Grain.of(by, PROPOSED, who="suggest_expected proposes")
     # unlabelled rows are what this is for, so a file is loaded, not held to check_golden
     questions = (load_questions(os.fsdecode(questions)) if isinstance(questions, (str, os.PathLike))
                  else [questions] if isinstance(questions, Question) else list(questions))
-    return {q.key(): proposal(ranked(db, q, k, using, query, **search), by, relative) for q in questions}
+    return {q.key(): proposal(ranked(db, q, k, using, query, **search), grain, relative) for q in questions}
 
 
-def proposal(hits: list, by: str = "doc", relative: float = 0.8) -> list[str]:
+def proposal(hits: list, by: str | Grain = "doc", relative: float = 0.8) -> list[str]:
     """The labels proposed from ranked hits, best first, each once: the documents (by="doc") or
     pages (by="page") of the hits scoring at least `relative` times the best one."""
+    grain = Grain.of(by, PROPOSED, who="suggest_expected proposes")
     labels: list[str] = []
     for hit in hits:
         if hit.score < relative * hits[0].score:
             continue
-        entries = [f"{hit.doc_id}#page={p}" for p in hit.pages] if by == "page" else [hit.doc_id]
+        entries = grain.labels_of(hit)
         labels += [e for e in entries if e not in labels]
     return labels
 
@@ -91,17 +93,16 @@ def ranked(db: Searchable, q: Question, k: int, using: str = "joined", query: Ca
 
 
 def suggest_with_passages(db: Collection, questions: list[Question], *, k: int = 3, using: str = "joined",
-                          by: str = "doc", relative: float = 0.8, query: Callable[[Question], str] | None = None,
+                          by: str | Grain = "doc", relative: float = 0.8, query: Callable[[Question], str] | None = None,
                           **search) -> list[dict]:
     """For the review widget: each question with the hits a suggestion is drawn from (each with its
     passage, and `proposed`: whether it passes suggest_expected's cut) and the labels proposed from
     them by suggest_expected's rule (`proposed`)."""
-    if by not in ("doc", "page"):
-        raise BadInput(f"by must be 'doc' or 'page', not {by!r}")
+    grain = Grain.of(by, PROPOSED, who="suggest_expected proposes")
     rows = []
     for q in questions:
         hits = ranked(db, q, k, using, query, **search)
-        rows.append({"key": q.key(), "question": q, "proposed": proposal(hits, by, relative),
+        rows.append({"key": q.key(), "question": q, "proposed": proposal(hits, grain, relative),
                      "suggestions": [{"label": h.doc_id, "pages": h.pages, "text": h.text, "score": h.score,
                                       "proposed": h.score >= relative * hits[0].score} for h in hits]})
     return rows

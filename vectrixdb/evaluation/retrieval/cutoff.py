@@ -41,7 +41,8 @@ from typing import Any, Iterable
 import numpy as np
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.golden.questions import Question, provenance, split_label
+from vectrixdb.evaluation.golden.grain import DOC, PAGE, Grain
+from vectrixdb.evaluation.golden.questions import Question, provenance
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.runs.report import Report, now
 from vectrixdb.roles import Collection, Questions
@@ -68,7 +69,7 @@ def rates(answers: np.ndarray, misses: np.ndarray, t: float) -> dict[str, float 
 
 
 def answer_cutoff(db: Collection, questions: Questions, unanswerable: Iterable[str | Question] = (), *,
-                  mode: str = "dense", measure: str = "similarity", by: str = "page", confidence: float = 0.95,
+                  mode: str = "dense", measure: str = "similarity", by: str | Grain = "page", confidence: float = 0.95,
                   n_resamples: int = 2000, seed: int = 0, **search) -> Report:
     """The cut-off (see the module docstring). mode is the search mode measured (dense unless told;
     recorded as report["mode"]); anything else in **search goes to search() too. by="page" judges a
@@ -82,8 +83,7 @@ def answer_cutoff(db: Collection, questions: Questions, unanswerable: Iterable[s
     search = {"mode": mode, **search}
     if measure not in MEASURES:
         raise BadInput(f"measure must be one of {MEASURES}, not {measure!r}")
-    if by not in ("page", "doc"):
-        raise BadInput(f"by must be 'page' or 'doc', not {by!r}")
+    grain = Grain.of(by, (PAGE, DOC), who="answer_cutoff judges a top result by")
     if measure == "relevance" and search.get("rerank") in (None, False):
         raise BadInput('measure="relevance" reads a reranker\'s score: pass rerank= as well')
     if measure == "similarity" and search.get("rerank") not in (None, False):
@@ -96,16 +96,16 @@ def answer_cutoff(db: Collection, questions: Questions, unanswerable: Iterable[s
     inputs = provenance(questions, asked, db)
     for q in asked:
         if q.labelled:
-            rows.append(_top(db, q.question, search, measure, q.key(), q, by))
+            rows.append(_top(db, q.question, search, measure, q.key(), q, grain))
     for j, u in enumerate(unanswerable):
         text = u.question if isinstance(u, Question) else str(u)
-        rows.append(_top(db, text, search, measure, f"unanswerable-{j + 1}", None, by))
+        rows.append(_top(db, text, search, measure, f"unanswerable-{j + 1}", None, grain))
     import pandas as pd
 
     frame = pd.DataFrame(rows).set_index("id") if rows else None
     answers = _scores(rows, ("answer",))
     misses = _scores(rows, ("near miss", "unanswerable"))
-    values: dict[str, Any] = {"mode": mode, "measure": measure, "by": by,
+    values: dict[str, Any] = {"mode": mode, "measure": measure, "by": grain.name,
                               "search": {k: str(v) for k, v in search.items()},
                               "answers": answers.tolist(), "near_misses": misses[np.isfinite(misses)].tolist(),
                               "found_nothing": [r["id"] for r in rows if r["score"] is None],
@@ -203,7 +203,7 @@ def _condense(table: list[dict], best: int) -> list[dict]:
     return [{**table[i], "chosen": i == best} for i in picks]
 
 
-def _top(db, text: str, search: dict, measure: str, key: str, q: Question | None, by: str = "page") -> dict:
+def _top(db, text: str, search: dict, measure: str, key: str, q: Question | None, grain: Grain = PAGE) -> dict:
     hits = db.search(text, 1, **search)
     if not hits:  # nothing to answer from: declined at every cut-off (see the module docstring)
         kind = "unanswerable" if q is None else "near miss"
@@ -214,11 +214,7 @@ def _top(db, text: str, search: dict, measure: str, key: str, q: Question | None
         kind = "unanswerable"
     else:
         relevant = [label for label, grade in q.graded() if grade > 0]
-        whole = {label if by == "page" else split_label(label)[0] for label in relevant
-                 if by == "doc" or split_label(label)[1] is None}
-        pages = {split_label(label) for label in relevant} - {(d, None) for d in whole}
-        right = hit.doc_id in whole or any((hit.doc_id, p) in pages for p in hit.pages)
-        kind = "answer" if right else "near miss"
+        kind = "answer" if grain.answers(relevant, hit) else "near miss"
     return {"id": key, "question": text, "kind": kind, "score": float(score), "top_doc": hit.doc_id,
             "top_pages": list(hit.pages)}
 

@@ -14,8 +14,8 @@ retriever (a Vectrix, a principal's view or a callable `query -> results`, searc
 `depth`), or {question key: ranked ids at the grain}. At by="page" a chunk's pages come from its
 hit, or from `collection` for bare chunk ids.
 
-`review(report, db, questions)` hands the pooled rows to LabelReview; `merge(review, questions)`
-turns its decisions into graded labels (accepted ones grade 1, the others of an accepted or
+`review_rows(report, questions, db)` are the pooled rows as LabelReview takes them
+(widgets.pool_review draws them); `merge(review, questions)` turns its decisions into graded labels (accepted ones grade 1, the others of an accepted or
 rejected row grade 0, undecided rows unchanged). `draft_rows` writes the pooled labels as draft
 rows (grade 1 each, `draft: true`) for anyone who edits the file by hand.
 """
@@ -26,6 +26,7 @@ from typing import Any, Mapping
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import labels as L
+from vectrixdb.evaluation.golden.grain import CHUNK, DOC, PAGE, Grain, grain_of
 from vectrixdb.evaluation.golden.questions import Question, label_document, provenance, split_label
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.runs.report import KINDS, Kind, Report, now, register
@@ -35,10 +36,10 @@ from vectrixdb.extras import needs
 DEPTH = 10
 if "pool" not in KINDS:  # report.py registers it, so that a saved pool loads before this module is imported
     register(Kind("pool", "retrieval", "vectrixdb.evaluation.retrieval.pooling:pool_plot", questions=None))
-GRAINS = ("doc", "page", "chunk")
+POOLED = (DOC, PAGE, CHUNK)  # the grains whose labels name results
 
 
-def pool(runs: Mapping[str, Any], questions: Questions, *, depth: int = DEPTH, by: str | None = None,
+def pool(runs: Mapping[str, Any], questions: Questions, *, depth: int = DEPTH, by: str | Grain | None = None,
          collection: Collection | None = None) -> Report:
     """The unjudged results in the top `depth` of each run, one row per (question, result):
     `found_by` (run names, best rank first), `runs` (how many), `best_rank` and `ranks`. `by`: the
@@ -46,15 +47,12 @@ def pool(runs: Mapping[str, Any], questions: Questions, *, depth: int = DEPTH, b
     ask for (scoring.grain_of)."""
     import pandas as pd
 
-    from vectrixdb.evaluation.retrieval.scoring import grain_of
-
     started = now()
     if by is None:
         reports = [run for run in (runs.values() if isinstance(runs, Mapping) else []) if isinstance(run, Report)]
         by = reports[0].get("by") if reports else None
         by = by if by is not None else grain_of(questions_of(questions, collection))[0]
-    if by not in GRAINS:
-        raise BadInput(f"pool judges {', '.join(GRAINS)}; not by={by!r}")
+    grain = Grain.of(by, POOLED, who="pool judges")
     if not isinstance(runs, Mapping) or not runs:
         raise BadInput("runs: give {name: run} with at least one run (a retrieval Report, a retriever, or "
                        "{question key: ranked ids})")
@@ -67,10 +65,10 @@ def pool(runs: Mapping[str, Any], questions: Questions, *, depth: int = DEPTH, b
     found: dict[tuple[str, str], dict[str, int]] = {}
     contributed = {}
     for name, run in runs.items():
-        ranked = _ranked(str(name), run, questions, depth, by, collection, warnings)
+        ranked = _ranked(str(name), run, questions, depth, grain, collection, warnings)
         mine = 0
         for q in questions:
-            judged = _judged(q, by)
+            judged = grain.judges(q)
             for rank, label in enumerate(ranked.get(q.key(), [])[:depth], 1):
                 if not judged(label):
                     ranks = found.setdefault((q.key(), label), {})
@@ -86,31 +84,23 @@ def pool(runs: Mapping[str, Any], questions: Questions, *, depth: int = DEPTH, b
     rows.sort(key=lambda r: (-r["runs"], r["best_rank"], order[r["id"]], r["label"]))
     columns = ["id", "question", "label", "found_by", "runs", "best_rank", "ranks"]
     frame = pd.DataFrame(rows, columns=columns)
-    values = {"by": by, "depth": depth, "runs": list(contributed), "questions": len(questions),
+    values = {"by": grain.name, "depth": depth, "runs": list(contributed), "questions": len(questions),
               "pooled": len(rows), "pooled_questions": len({r["id"] for r in rows}), "first_found": contributed,
               "order": "found by more runs first, then best rank, then question order",
               "warnings": warnings}
     return Report("pool", values, frame, started=started, meta=inputs)
 
 
-def _judged(q: Question, by: str):
-    """label -> True when a label of the row (any grade) judges it at this grain."""
-    labels = set(L.qrel(q, by))
-    whole = {label for label in q.expected if label == label_document(label)}
-    if by == "page":
-        return lambda label: label in labels or split_label(label)[0] in whole
-    return lambda label: label in labels
-
-
-def _ranked(name: str, run: Any, questions: list[Question], depth: int, by: str, collection: Any,
+def _ranked(name: str, run: Any, questions: list[Question], depth: int, grain: Grain, collection: Any,
             warnings: list[str]) -> dict[str, list[str]]:
     """{question key: ranked labels at the grain} of one run."""
     if isinstance(run, Report):
         if run.kind != "retrieval" or run.frame is None:
             raise BadInput(f"run {name!r}: a {run.kind} report without a per-question frame cannot be pooled; give a "
                            "retrieval report")
-        if run["by"] != by and not (by == "page" and run["by"] == "chunk"):
-            raise BadInput(f"run {name!r} was judged by={run['by']!r}; pool it by={run['by']!r} or rerun it by={by!r}")
+        if not grain.pools(run["by"]):
+            raise BadInput(f"run {name!r} was judged by={run['by']!r}; pool it by={run['by']!r} or rerun it "
+                           f"by={grain.name!r}")
         kept = run.get("retrieved_depth") or max(run["k"])  # runs saved before kept their largest k only
         if kept < depth:
             warnings.append(f"run {name!r} kept its top {kept} only, not {depth}: pooled to {kept}")
@@ -119,18 +109,18 @@ def _ranked(name: str, run: Any, questions: list[Question], depth: int, by: str,
     elif isinstance(run, Mapping):
         results = {str(key): [L.as_result(x, i + 1) for i, x in enumerate(ids)] for key, ids in run.items()}
     else:
-        from vectrixdb.evaluation.retrieval.scoring import DEPTH_FACTOR, _is_collection, _retriever
+        from vectrixdb.evaluation.retrieval.scoring import _is_collection, _retriever
 
         search = _retriever(run, {})
         collection = collection if collection is not None else run if _is_collection(run) else None
         results = {q.key(): L.distinct([L.as_result(x, i + 1) for i, x in
-                                        enumerate(search(q.question, depth * (DEPTH_FACTOR if by == "doc" else 1)))])[0]
+                                        enumerate(search(q.question, grain.search_depth(depth)))])[0]
                    for q in questions}
-    if by == "page" and collection is not None:
+    if grain.names_pages and collection is not None:
         keys = list(results)
         results = dict(zip(keys, L.with_pages([results[k] for k in keys], collection)))
-    out = {key: _labels(res, by) for key, res in results.items()}
-    if by == "page" and any(res and not labels for res, labels in zip(results.values(), out.values())):
+    out = {key: grain.ids(res) for key, res in results.items()}
+    if grain.names_pages and any(res and not labels for res, labels in zip(results.values(), out.values())):
         warnings.append(f"run {name!r}: some results name no page and are not pooled by='page'; give the collection "
                         "(collection=db) so chunk ids take their pages")
     return out
@@ -144,14 +134,6 @@ def _ids(ids: Any) -> list:
     from vectrixdb.evaluation.runs.questions_csv import unguard
 
     return list(ast.literal_eval(unguard(ids))) if isinstance(ids, str) else list(ids)
-
-
-def _labels(results: list[L.Result], by: str) -> list[str]:
-    if by == "doc":
-        return list(dict.fromkeys(r.doc_id for r in results))
-    if by == "chunk":
-        return list(dict.fromkeys(r.chunk_id for r in results))
-    return list(dict.fromkeys(f"{r.doc_id}#page={p}" for r in results for p in r.pages))
 
 
 def review_rows(report: Report, questions: Questions, db: Collection | None = None) -> list[dict]:
@@ -181,18 +163,6 @@ def _text(db: Any, label: str) -> str:
     if page is None:
         return document.markdown[:1200]
     return next((document.markdown[p.start:p.end] for p in document.pages if p.number == page), "")
-
-
-def review(report: Report, db: Collection, questions: Questions, *, autosave: str | None = None):
-    """A LabelReview over the pooled results (accept what is relevant, reject the rest); turn its
-    decisions into labels with merge()."""
-    from vectrixdb.widgets import LabelReview
-
-    widget = LabelReview(db, [], k=1)
-    widget.rows = review_rows(report, questions, db)
-    if autosave:
-        widget.resume(autosave)
-    return widget
 
 
 def merge(widget: Any, questions: Questions) -> list[Question]:

@@ -51,6 +51,7 @@ import numpy as np
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import labels as L
+from vectrixdb.evaluation.golden.grain import Grain, grain_of
 from vectrixdb.evaluation.golden.questions import (Question, asked_text, cutoffs, label_document, last_turn_only, provenance,
                                                   query_rule, split_label)
 from vectrixdb.evaluation.golden.files import questions_of
@@ -65,7 +66,6 @@ from vectrixdb.served import spending
 from vectrixdb.search import DEFAULT_MODE
 
 DEPTH = 100
-DEPTH_FACTOR = 3
 AT_EACH_K = ("recall", "precision", "f1", "ndcg", "hit_rate")  # the families retrieval_report reports at each k
 FRAME_COLUMNS = ("id", "question", "grain", "expected", "expected_n", "first_right", "latency_ms", "retrieved",
                  "scores", *[f"{level}_{m}" for level in ("doc", "page", "chunk") for m in ("precision", "recall", "f1")])
@@ -88,7 +88,7 @@ def _retriever(target: Any, search: dict) -> Callable[[str, int], list]:
 
 
 def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] | int = (1, 3, 5, 10),
-                     by: str | None = None, *, depth: int = DEPTH, save_to: str | None = None, progress: bool = False,
+                     by: str | Grain | None = None, *, depth: int = DEPTH, save_to: str | None = None, progress: bool = False,
                      confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0, collection: Collection | None = None,
                      measures: Sequence[str] = (), query: Callable[[Question], str] | None = None,
                      name: str | None = None, **search) -> Report:
@@ -131,8 +131,7 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
 
     started = now()
     ks = cutoffs(k)
-    if by is not None and by not in L.GRAINS:
-        raise BadInput(f"unknown grain by={by!r}; choose one of {', '.join(L.GRAINS)}")
+    chosen = Grain.of(by) if by is not None else None
     extra = report_measures(measures, taken=FRAME_COLUMNS)
     depth = max(int(depth), ks[-1])  # the built-ins' depth, whatever `measures` asks for
     deep = max([depth] + [m.k for m in extra if m.k])  # searched to this, for the extra measures
@@ -141,15 +140,15 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     inputs = provenance(golden, questions, target) | measured(target, name)
     if _searches(target):
         search = {"mode": DEFAULT_MODE, **search}  # the mode searched is recorded, the default's too
-    by, by_from = (by, "asked") if by is not None else grain_of(questions)
-    scored = [q for q in questions if q.labelled and L.qrel(q, by)]
+    grain, by_from = (chosen, "asked") if chosen is not None else grain_of(questions)
+    scored = [q for q in questions if q.labelled and grain.qrel(q)]
     refuse_bad_labels(scored, held)
-    flags = cannot_fail(scored, by, held)
-    values: dict[str, Any] = {"by": by, "by_from": by_from, "cannot_fail": flags, "k": ks, "depth": depth,
+    flags = cannot_fail(scored, grain, held)
+    values: dict[str, Any] = {"by": grain.name, "by_from": by_from, "cannot_fail": flags, "k": ks, "depth": depth,
                               "questions": len(scored),
                               "unlabelled": len(questions) - len(scored),
                               "search": {key: str(v) for key, v in search.items()},
-                              "warnings": [f"cannot fail: {f}" for f in flags] + _label_warnings(scored, by),
+                              "warnings": [f"cannot fail: {f}" for f in flags] + _label_warnings(scored, grain),
                               "measures": {str(m): None for m in extra},  # None until computed (undefined reports)
                               "query": query_rule(query)}
     values["warnings"] += last_turn_only(scored, query)
@@ -163,26 +162,26 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     results, latency = [], []
     for text in tqdm(texts, desc="searching", unit="q", disable=not progress):
         start = time.perf_counter()
-        raw = run(text, deep * (DEPTH_FACTOR if by == "doc" else 1))
+        raw = run(text, grain.search_depth(deep))
         latency.append((time.perf_counter() - start) * 1000)
         results.append([L.as_result(r, i + 1) for i, r in enumerate(raw)])
     distinct, repeats = zip(*(L.distinct(res) for res in results))
     results = L.with_pages(list(distinct), held) if held is not None else list(distinct)
     results, notes = _match_file_names(scored, results)
-    values["warnings"] += notes + _result_warnings(scored, results, sum(repeats), by, held)
+    values["warnings"] += notes + _result_warnings(scored, results, sum(repeats), grain)
     unread = L.unread_pages(results)  # an adapter found no page where it looked (stores.py, adapters.py)
     if unread and any(q.pages for q in scored):
         values["warnings"].append(unread)
-        if by == "page":
+        if grain.names_pages:
             return _undefined(values, unread, started, inputs)
-    if by == "chunk" and all(r.chunk_id == r.doc_id for res in results for r in res):
+    if grain.names_chunks and all(r.chunk_id == r.doc_id for res in results for r in res):
         return _undefined(values, "by='chunk' needs results with chunk ids; this retriever returned document ids only",
                           started, inputs)
     paged = any(r.pages for res in results for r in res) and not unread
-    if by == "page" and not paged and any(results) and any(q.pages for q in scored):
+    if grain.names_pages and not paged and any(results) and any(q.pages for q in scored):
         return _undefined(values, NEEDS_PAGES, started, inputs)
-    ranked = [L.units(q, res, by)[:deep] for q, res in zip(scored, results)]
-    qrels = [L.qrel(q, by) for q in scored]
+    ranked = [grain.units(q, res)[:deep] for q, res in zip(scored, results)]
+    qrels = [grain.qrel(q) for q in scored]
     judged = judge([r[:depth] for r in ranked], qrels, depth)  # the built-ins read the ranking cut at `depth`
     built_in = [Measure(f, x) for f in (*AT_EACH_K, *HOLES) for x in ks] + [Measure("mrr", depth),
                                                                          Measure("bpref", depth)]
@@ -192,7 +191,7 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
         asked = [m for m in extra if m not in built_in]
         per_q = (compute(deeper, [m for m in asked if m.k]) | compute(judged, [m for m in asked if not m.k])
                  | per_q)  # a measure without a cut-off reads to `depth`
-    values["warnings"] += _match_warnings(scored, results, judged, by)
+    values["warnings"] += _match_warnings(scored, results, judged, grain)
     for family in AT_EACH_K:
         values[family] = {x: float(per_q[f"{family}@{x}"].mean()) for x in ks}
     values["mrr"] = float(per_q[f"mrr@{depth}"].mean())
@@ -209,11 +208,11 @@ def retrieval_report(target: Retriever, questions: Questions, k: Sequence[int] |
     if used:
         values["model_usage"] = used
     first = _first_right(judged.found)
-    read = [L.chunks_read(res, by, ks[-1]) for res in results]
+    read = [grain.chunks_read(res, ks[-1]) for res in results]
     per_levels = [L.levels(q, chunks) | ({} if paged else {"page": None}) for q, chunks in zip(scored, read)]
     values["misses"] = _misses(scored, results, first, ks[-1], texts if query is not None else None)
     values["levels"] = _mean_levels(per_levels)
-    frame = _frame(scored, results, per_q, per_levels, first, latency, by, ks[-1], depth)
+    frame = _frame(scored, results, per_q, per_levels, first, latency, grain, ks[-1], depth)
     if query is not None:
         frame.insert(1, "query", texts)
     values["retrieved_depth"] = depth  # the frame's `retrieved` holds each ranking to here (to_trec, pool)
@@ -264,18 +263,18 @@ def _is_collection(target: object) -> TypeGuard[Collection]:
     return hasattr(target, "documents") and hasattr(target, "document") and hasattr(target, "chunks")
 
 
-def _result_warnings(scored, results, repeats: int, by: str, held: Any) -> list[str]:
+def _result_warnings(scored, results, repeats: int, grain: Grain) -> list[str]:
     out = []
     if repeats:
         out.append(f"{repeats} result(s) repeated a chunk already returned for the same question; each chunk is read "
                    "once, at its first rank")
     flat = [r for res in results for r in res]
     bare = sum(not r.pages and not r.unread for r in flat)  # unread pages are said by unread_pages, with why
-    if flat and bare and any(q.pages for q in scored) and not (by == "page" and bare == len(flat)):
+    if flat and bare and any(q.pages for q in scored) and not (grain.names_pages and bare == len(flat)):
         out.append(NEEDS_PAGES if bare == len(flat) else
                    f"{bare} of {len(flat)} results name no page and earn no page credit; page level needs pages: "
                    "return hits or give the collection")
-    if by == "evidence" and flat and not any(r.text for r in flat):
+    if grain.names_quotes and flat and not any(r.text for r in flat):
         out.append("evidence level needs text: return hits or give the collection; no result carries text, so no "
                    "quote can be found")
     return out
@@ -319,19 +318,7 @@ def _relevant(q: Question) -> list[str]:
     return [label for label, grade in q.graded() if grade > 0]
 
 
-def grain_of(questions: Sequence[Question]) -> tuple[str, str]:
-    """The grain the labels ask for, when by= is not given, and why: `page` when a labelled row names
-    a relevant page (a page label scored by document counts any page of the right document as right), `chunk`
-    when every relevant label is a chunk id, else `doc`."""
-    labelled = [q for q in questions if q.labelled]
-    if any(split_label(label)[1] is not None for q in labelled for label in _relevant(q)):
-        return "page", "labels: a row names a page"
-    if labelled and all(all("::" in label for label in _relevant(q)) for q in labelled):
-        return "chunk", "labels: every label is a chunk id"
-    return "doc", "labels: they name documents"
-
-
-def cannot_fail(scored: Sequence[Question], by: str, held: Any) -> list[str]:
+def cannot_fail(scored: Sequence[Question], grain: Grain, held: Any) -> list[str]:
     """Why the report's figures could not come out low whatever the retriever did (empty: they can).
 
     - Labels finer than the grain: every row names pages or chunks, but by='doc' counts a result of
@@ -339,11 +326,11 @@ def cannot_fail(scored: Sequence[Question], by: str, held: Any) -> list[str]:
     - At by='doc', every question expects every document the collection holds: any ranking of k at
       least that many documents finds them all (a one-document collection scores 1.0 everywhere)."""
     out = []
-    if by == "doc" and scored and all(any(split_label(x)[1] is not None or "::" in x for x in _relevant(q))
+    if grain.names_documents and scored and all(any(split_label(x)[1] is not None or "::" in x for x in _relevant(q))
                                       for q in scored):
         out.append("every label names a page or chunk, but by='doc' counts the document: a result from the right "
                    "document is right whatever its page; score by='page'")
-    if by == "doc" and scored and held is not None:
+    if grain.names_documents and scored and held is not None:
         docs = {d["doc_id"] for d in held.documents()}
         if docs and all({label_document(x) for x in _relevant(q)} >= docs for q in scored):
             out.append(f"every question expects every document the collection holds ({len(docs)}): any ranking "
@@ -351,24 +338,10 @@ def cannot_fail(scored: Sequence[Question], by: str, held: Any) -> list[str]:
     return out
 
 
-def _label_warnings(scored: list[Question], by: str) -> list[str]:
-    out = []
+def _label_warnings(scored: list[Question], grain: Grain) -> list[str]:
     drafts = sum(q.draft for q in scored)
-    if drafts:
-        out.append(f"{drafts} of {len(scored)} rows are drafts nobody has checked yet; their labels may be wrong")
-    if by == "page" and scored and not any(q.pages for q in scored):
-        out.append("by='page' but no row names a page: every row expects whole documents, so any page of one counts "
-                   "and the figures are document figures at chunk depth")
-    if by == "chunk" and scored and not any("::" in label for q in scored for label in q.expected):
-        out.append("by='chunk' but no row names a chunk id (such as 'report.pdf::12'): a label naming a document or "
-                   "a page matches only a result whose chunk id is that same string; use by='doc' or by='page'")
-    if by == "evidence":
-        without = sum(not q.evidence for q in scored)
-        if without == len(scored) and scored:
-            out.append("by='evidence' but no row has evidence: every row is judged by its pages instead")
-        elif without:
-            out.append(f"{without} of {len(scored)} rows have no evidence and are judged by their pages")
-    return out
+    out = [f"{drafts} of {len(scored)} rows are drafts nobody has checked yet; their labels may be wrong"] if drafts else []
+    return out + grain.label_warnings(scored)
 
 
 def _match_file_names(scored: list[Question], results: list[list[L.Result]]) -> tuple[list, list[str]]:
@@ -392,11 +365,11 @@ def _match_file_names(scored: list[Question], results: list[list[L.Result]]) -> 
                  f"(e.g. {path!r} -> {name!r})"]
 
 
-def _match_warnings(scored, results, judged, by: str) -> list[str]:
+def _match_warnings(scored, results, judged, grain: Grain) -> list[str]:
     if judged.found.any() or not any(results):
         return [] if any(results) else ["the retriever returned nothing for every question"]
     got = next(r for res in results for r in res)
-    shown = got.doc_id if by in ("doc", "page") else got.chunk_id
+    shown = grain.id_of(got)
     return [f"no retrieved result matched any expected label over the whole set: the ids may not be the same names "
             f"(e.g. retrieved {shown!r}, expected {scored[0].expected[0]!r})"]
 
@@ -439,12 +412,12 @@ def _mean_levels(rows: list[dict]) -> dict:
     return out
 
 
-def _retrieved(results: list, by: str, k: int) -> dict[str, list]:
+def _retrieved(results: list, grain: Grain, k: int) -> dict[str, list]:
     """The ids a question got at its grain (documents at doc grain, at their best chunk's score;
     chunk ids otherwise), the first k (the report's depth: every figure, mrr and bpref included,
     reads the ranking that far, so a TREC export of it reproduces them), with the retriever's
     scores (None where it gave none)."""
-    if by == "doc":
+    if grain.names_documents:
         best: dict[str, float | None] = {}
         for r in results:
             best.setdefault(r.doc_id, r.score)
@@ -453,22 +426,23 @@ def _retrieved(results: list, by: str, k: int) -> dict[str, list]:
     return {"retrieved": [r.chunk_id for r in results[:k]], "scores": [r.score for r in results[:k]]}
 
 
-def _frame(scored, results, per_q, per_levels, first, latency, by, k, depth):
+def _frame(scored, results, per_q, per_levels, first, latency, grain: Grain, k, depth):
     import pandas as pd
 
     rows = []
     for n, (q, res) in enumerate(zip(scored, results)):
         level_cols = {set_name(level, m, k): (per_levels[n][level] or {}).get(m, float("nan"))
                       for level in ("doc", "page", "chunk") for m in ("precision", "recall", "f1")}
-        rows.append({"id": q.key(), "question": q.question, "grain": L.judged_by(q, by),
-                     "expected": sorted(L.qrel(q, by)), "expected_n": len(L.qrel(q, by)), "first_right": first[n],
+        rows.append({"id": q.key(), "question": q.question, "grain": grain.at(q).name,
+                     "expected": sorted(grain.qrel(q)), "expected_n": len(grain.qrel(q)), "first_right": first[n],
                      "latency_ms": latency[n],
-                     **_retrieved(res, by, depth),
+                     **_retrieved(res, grain, depth),
                      **{name: float(v[n]) for name, v in per_q.items()}, **level_cols})
     return pd.DataFrame(rows).set_index("id")
 
 
-def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (1, 3, 5, 10), by: str | None = None,
+def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (1, 3, 5, 10),
+             by: str | Grain | None = None,
              modes: Sequence[str] = ("dense", "keyword", "hybrid"), rerank: Sequence[Reranker] = (),
              vectors: Sequence[str] | None = None, depth: int = DEPTH, save_to: str | None = None,
              progress: bool = True, measures: Sequence[str] = (),
@@ -504,7 +478,7 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
                        "way it searches")
     golden, questions = questions, questions_of(questions, None if outside else db)
     inputs = provenance(golden, questions, db) | measured(db, name)
-    by = by if by is not None else grain_of(questions)[0]  # the labels' grain, as retrieval_report takes it
+    grain = Grain.of(by) if by is not None else grain_of(questions)[0]  # the labels' grain, as retrieval_report takes it
     ks = cutoffs(k)
     spaces = [] if outside else list(vectors) if vectors is not None else sorted(db.spaces)
     setups = []
@@ -518,11 +492,11 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
     quality, top = f"ndcg@{ks[-1]}", ks[-1]
     for setup in setups:
         options: dict[str, Any] = {key: v for key, v in setup.items() if v is not None}
-        rep = retrieval_report(db, questions, ks, by, depth=depth, progress=progress, measures=measures, query=query,
+        rep = retrieval_report(db, questions, ks, grain, depth=depth, progress=progress, measures=measures, query=query,
                                **options)
         reports.append(rep)
         if rep["ndcg"] is None:
-            return Report("evaluate", {"by": by, "k": ks, "questions": rep["questions"], "setups": len(setups),
+            return Report("evaluate", {"by": grain.name, "k": ks, "questions": rep["questions"], "setups": len(setups),
                                        "best": None, "reason": rep["reason"], "warnings": rep["warnings"]},
                           None, started=started, meta=inputs)
         ci = rep["ci"]
@@ -550,7 +524,7 @@ def evaluate(db: Collection, questions: Questions, *, k: Sequence[int] | int = (
     if within:
         warnings.append(f"{within} other setup(s) have {quality} intervals reaching the best's: these questions "
                         "cannot tell them apart")
-    values = {"by": by, "cannot_fail": reports[0]["cannot_fail"], "k": ks, "depth": max(depth, top),
+    values = {"by": grain.name, "cannot_fail": reports[0]["cannot_fail"], "k": ks, "depth": max(depth, top),
               "questions": reports[0]["questions"], "setups": len(setups),
               "best": pick(best), "fastest_close": pick(close), "best_per_ms": pick(per_ms),
               "misses": best_report["misses"],  # the best setup's, which the certificate's grade is from

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from vectrixdb.evaluation.golden.grain import Grain
 from vectrixdb.evaluation.golden.questions import Question, last_turn_only, query_rule
 from vectrixdb.evaluation.runs.report import Report
 from vectrixdb.roles import EmbeddingModel, Questions
@@ -35,7 +36,8 @@ def read_documents(documents: Any) -> list:
 
 def sweep(documents: Any, questions: Questions, *, chunk: Sequence[str] = ("recursive",),
           chunk_size: Sequence[int] = (1000,), embed_heading: Sequence[bool] = (False,),
-          search: Sequence[dict] = ({"mode": DEFAULT_MODE},), k: Sequence[int] | int = (1, 3, 5, 10), by: str = "doc",
+          search: Sequence[dict] = ({"mode": DEFAULT_MODE},), k: Sequence[int] | int = (1, 3, 5, 10),
+          by: str | Grain = "doc",
           model: EmbeddingModel = None, executor: str = "local", progress: bool = True,
           query: Callable[[Question], str] | None = None) -> Report:
     """Build every (chunk, chunk_size, embed_heading) in a scratch folder and ask every question with
@@ -55,6 +57,7 @@ def sweep(documents: Any, questions: Questions, *, chunk: Sequence[str] = ("recu
 
     started = now()
     rule = query_rule(query)  # a query= that is not a function is refused before anything is read
+    by = Grain.of(by).name  # the word: a build's settings are keyed by value, and the report records it
     golden, questions = questions, questions_of(questions)
     meta = provenance(golden, questions)
     if not any(q.labelled for q in questions):
@@ -130,11 +133,11 @@ def _warnings(questions: list, by: str, frame, ks: list[int], query: Callable[[Q
     """What the retrieval reports would warn of the labels at this grain and of conversations searched
     by their last turn, and a sweep where no build ever found anything (the labels and the documents'
     ids most likely do not meet)."""
-    from vectrixdb.evaluation.golden import labels as L
     from vectrixdb.evaluation.retrieval.scoring import _label_warnings
 
-    scored = [q for q in questions if q.labelled and L.qrel(q, by)]
-    out = _label_warnings(scored, by) + last_turn_only(scored, query)
+    grain = Grain.of(by)
+    scored = [q for q in questions if q.labelled and grain.qrel(q)]
+    out = _label_warnings(scored, grain) + last_turn_only(scored, query)
     if not (frame[[f"recall@{x}" for x in ks]].to_numpy() > 0).any():
         out.append(f"no build found any expected label at any k (by={by!r}): check that the golden file's labels "
                    "name these documents at this grain")

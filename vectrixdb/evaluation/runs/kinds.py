@@ -21,18 +21,16 @@ and run page, the certificate PDF, the offline HTML copy and the CLI read it fro
     what                         the kind in words ("a retrieval report"), or values -> them, for
                                  SLA verdicts
     tab                          the Evaluate page tab its runs are picked on (None: none)
-    section, view                a run-page template (server/templates) and report -> its context
-    certificate                  report -> extra tables [{"title", "rows"}] for the PDF (and the run
-                                 page, when the kind has no section of its own)
-    appendix                     report -> the PDF's appendix entries (None: the run's misses)
+    section, view, certificate,  how the kind is shown, for a kind declared outside the package that
+    appendix, judged             shows itself (callables): the package's own kinds are shown by the
+                                 presentation layer, which attaches a Show to each by name
+                                 (present/shows.py says what each field is; evaluation never calls them)
     comparable                   whether compare_runs pairs its runs (the Experiments page's choices)
     saved_comparison             whether its saved runs are listed as saved experiments on the
                                  Experiments page (a saved compare_runs is one)
-    judged                       Judged(unjudged, measures, when): the run page's and certificate's
-                                 "before deciding" panel (server/decisions.py): the share of results
-                                 nobody judged and the power of its headline measures; None: no panel
     check                        values -> why a saved run of it cannot be shown, or None (saved.py
-                                 checks what every kind shares; this, what only this kind's readers use)
+                                 checks what every kind shares against report.schema.json; this, what
+                                 only this kind's readers use)
     progress                     the module whose progress_values / progress_report rebuild a running
                                  run from its progress log (evaluation/runs/progress.py), or None
     units                        {column or figure name: unit} for those that are not 0..1 scores
@@ -41,9 +39,12 @@ and run page, the certificate PDF, the offline HTML copy and the CLI read it fro
                                  colours; a name without a unit is a score (see `unit_of`); grades and sla
                                  may not name one, and certify's grade and SLA never read one
 
-A hook is a callable or a "module:function" string, imported when first called, so a declaration
-needs nothing below it at import time. The built-in kinds are declared in evaluation/runs/kinds_builtin.py;
-a new kind is one such declaration (a test registers one of its own: tests/test_kinds.py).
+A hook is a callable. (A "module:function" string, imported when first called, is still read for
+a declaration outside the package; the package's own kinds name their hooks as callables, except
+where the module defining a hook imports runs/report.py, which registers the built-ins: power,
+ppi, pool and embedders' hooks.) The built-in kinds are declared in
+evaluation/runs/kinds_builtin.py; a new kind is one such declaration (a test registers one of its
+own: tests/test_kinds.py).
 
 Where the registration line goes: a kind registers when its module is imported, and a fresh
 `vectrixdb runs list` or `vectrixdb serve` imports only what it needs, so the module must be named
@@ -63,13 +64,12 @@ A saved run whose kind is declared nowhere is still reported, never skipped in s
 count the runs under folders no registered kind claims (store.unregistered_runs) and the CLI and the
 dashboard list say how many, of which kind, and what to import.
 
-Why strings: evaluation/ must not import server/, export/ or cli/ (tests/test_layout.py), yet a
-kind's run-page view, certificate tables and panels are drawn there. A string keeps every fact
-about a kind in its one declaration without that import; the price, a typo found only when the
-hook is called, is paid by a test instead: `hooks(kind)` lists every hook of a kind (its fields
-typed Hook, and those of its Plots and Judged) and tests/test_kinds.py resolves each string of
-every registered kind. (The alternative, each upper layer registering renderers per kind name,
-would spread a kind over the layers again and let a kind exist without its renderers.)
+What a run is and how it is shown are apart: this module and kinds_builtin.py import nothing from
+the presentation layer (vectrixdb/present/), which attaches how each kind is shown by its name
+(present/shows.py: Show(section, view, certificate, appendix, judged)) and imports this module,
+never the other way round. `hooks(kind)` lists every hook a kind declares (its fields typed Hook,
+and those of its Plots and Judged); tests/test_kinds.py calls `resolve` on each of every
+registered kind and on each of every Show.
 
 Each saved run also gets a header (`header_of`): a small `header.json` beside `report.json` with
 what a listing shows (kind, schema version, state, times, questions, badge and headline figures),
@@ -86,6 +86,7 @@ from typing import Any, Callable, Union
 
 from vectrixdb import registry
 from vectrixdb.errors import BadInput, BadType
+from vectrixdb.evaluation.runs.headlines import standard_headline
 
 Hook = Union[Callable[..., Any], str, None]
 HEADER = "header.json"
@@ -125,7 +126,7 @@ class Kind:
     version: int = 2
     badges: tuple[str, ...] = ()
     badge_from: str | None = None
-    headline: Hook = "vectrixdb.evaluation.runs.kinds_builtin:standard_headline"
+    headline: Hook = standard_headline
     figures: Hook = None
     grades: tuple[str, ...] = ()
     sla: tuple[str, ...] | None = None
@@ -196,7 +197,8 @@ class Kind:
         return call(self.cli, row) if self.cli else first_headline(row, self)
 
     def judged_for(self, report) -> Judged | None:
-        """Its Judged when this run has judged results (its `when` holds), else None."""
+        """Its own Judged (an outside kind that shows itself) when this run has judged results (its
+        `when` holds), else None; present/shows.judged_for also reads the Show attached to its name."""
         spec = self.judged
         return spec if spec is not None and (spec.when is None or call(spec.when, report)) else None
 

@@ -14,17 +14,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vectrixdb.evaluation.runs.kinds import KINDS, Judged, Kind, Plot, register
+from vectrixdb import plotting
+from vectrixdb.plotting.audit import audit_plot
+from vectrixdb.evaluation.runs.headlines import best_text, standard_headline
+from vectrixdb.evaluation.runs.kinds import KINDS, Kind, Plot, register
 
-HEATMAP = Plot("Per-question heatmap", "scores per question, run {run_id}",
-               "vectrixdb.evaluation.runs.kinds_builtin:score_heatmap",
-               lambda report: report.frame is not None and len(report.frame) > 0)
-D = "vectrixdb.server.decisions:"
-RANKED_JUDGED = Judged(D + "ranked_unjudged", D + "ranked_measures")  # a retrieval report: shares it recorded at its grain
-LEVEL_JUDGED = Judged(D + "level_unjudged", D + "level_measures",  # a run_evaluation run with retrieved chunks
-                      lambda report: report.get("type") in ("Retrieval", "RAG"))
-TIES = Plot("Tie matrix", "exact McNemar p-values between techniques, run {run_id}", "vectrixdb.plotting:tie_matrix",
-            lambda report: bool(report.get("techniques")))
+__all__ = ["best_text", "standard_headline", "score_heatmap", "power_headline", "pool_headline",
+           "ppi_headline", "setup_figures", "capped_recall", "build_shares", "evaluation_words"]
 
 
 def score_heatmap(report):
@@ -35,31 +31,10 @@ def score_heatmap(report):
     return question_heatmap(report, skip=tuple(c for c in report.frame.columns if kind.unit_of(c)))
 
 
-def standard_headline(values: dict) -> dict[str, Any]:
-    """A run's headline figures by name: the grain (`by`), set F1 per level at the run's largest k,
-    accuracy and groundedness, recall and nDCG at the largest cut-off, MRR (at its depth), and
-    `best` in words (an `evaluate` run's best setup with its nDCG, a comparison's best build)."""
-    out: dict[str, Any] = {"by": values.get("by")} if values.get("by") else {}
-    levels = values.get("levels") or {}
-    k = values.get("k")
-    k = k[-1] if isinstance(k, list) and k else k
-    at = f"@{k}" if isinstance(k, int) else ""
-    for level in ("chunk", "page", "doc"):
-        if isinstance(levels.get(level), dict):
-            out[f"{level}_f1{at}"] = levels[level].get("f1")
-    for metric in ("accuracy", "groundedness"):
-        if isinstance(values.get("metrics"), dict) and metric in values["metrics"]:
-            out[metric] = values["metrics"][metric]
-    for family in ("recall", "ndcg"):
-        got = values.get(family)
-        if isinstance(got, dict) and got:
-            last = max(got, key=lambda x: int(x))
-            out[f"{family}@{last}"] = got[last]
-    if values.get("mrr") is not None:
-        out[f"mrr@{values.get('depth')}" if values.get("depth") else "mrr"] = values["mrr"]
-    if values.get("best") is not None:
-        out["best"] = best_text(values["best"]) if isinstance(values["best"], dict) else values["best"]
-    return out
+HEATMAP = Plot("Per-question heatmap", "scores per question, run {run_id}", score_heatmap,
+               lambda report: report.frame is not None and len(report.frame) > 0)
+TIES = Plot("Tie matrix", "exact McNemar p-values between techniques, run {run_id}", plotting.tie_matrix,
+            lambda report: bool(report.get("techniques")))
 
 
 def power_headline(values: dict) -> dict[str, Any]:
@@ -88,23 +63,6 @@ def ppi_headline(values: dict) -> dict[str, Any]:
         ci = given if isinstance(given, list) and len(given) == 2 else [None, None]
         out.update({f"{metric} (PPI)": values["estimate"], "PPI low": ci[0], "PPI high": ci[1]})
     return out
-
-
-def best_text(best: dict) -> str:
-    """The best setup or build in words: an `evaluate` run's `hybrid · default · - (ndcg@10 0.682,
-    412 ms median)`, a sweep's `recursive 400 (ndcg@3 0.710)`, a chunking comparison's
-    `recursive 400 (31/40 found)`."""
-    if "mode" in best:
-        name = " · ".join(str(best.get(k) or "-") for k in ("mode", "vectors", "rerank"))
-    else:
-        name = " ".join(str(best[k]) for k in ("name", "chunk", "chunk_size") if best.get(k) is not None) or "best"
-    quality = next((k for k in best if k.startswith("ndcg@") and not k.endswith((" low", " high"))), None)
-    figures = [f"{quality} {best[quality]:.3f}"] if quality and isinstance(best.get(quality), (int, float)) else []
-    if isinstance(best.get("median_ms"), (int, float)):
-        figures.append(f"{best['median_ms']:.0f} ms median")
-    if best.get("of"):
-        figures.append(f"{best.get('found')}/{best['of']} found")
-    return name + (f" ({', '.join(figures)})" if figures else "")
 
 
 def _number(v: Any) -> bool:
@@ -161,36 +119,32 @@ EMBEDDER_UNITS = {"dim": "count", "embed_s_per_1k_chunks": "s", "chunks_embedded
 
 
 def _builtins() -> None:
-    p = "vectrixdb.plotting:"
-    chunking: dict[str, Any] = dict(section="_chunking.html", view="vectrixdb.server.views:chunking_view",
-                    certificate="vectrixdb.export.files:chunking_tables", appendix="vectrixdb.export.files:chunking_appendix",
-                    check="vectrixdb.evaluation.runs.saved:check_builds")
+    p = plotting  # the kinds' own figures (vectrixdb/plotting: imports matplotlib only when drawing)
     for kind in (
-        Kind("evaluation", "evaluations", p + "evaluation_plot", badges=("Retrieval", "Generation", "RAG"),
+        Kind("evaluation", "evaluations", p.evaluation_plot, badges=("Retrieval", "Generation", "RAG"),
              badge_from="type", figures=capped_recall, what=evaluation_words, plots=(HEATMAP,),
-             appendix="vectrixdb.export.files:evaluation_appendix", comparable=True, judged=LEVEL_JUDGED,
+             comparable=True,
              progress="vectrixdb.evaluation.runs.pipeline"),
-        Kind("retrieval", "retrieval", p + "recall_curve", badges=("Retrieval",), what="a retrieval report",
-             plots=(HEATMAP,), tab="retrieval", comparable=True, judged=RANKED_JUDGED,
+        Kind("retrieval", "retrieval", p.recall_curve, badges=("Retrieval",), what="a retrieval report",
+             plots=(HEATMAP,), tab="retrieval", comparable=True,
              units={"latency_ms": "ms", "expected_n": "count", "first_right": "rank"}),
-        Kind("evaluate", "retrieval", p + "setup_comparison", questions=None, badges=("Retrieval",),
+        Kind("evaluate", "retrieval", p.setup_comparison, questions=None, badges=("Retrieval",),
              figures=setup_figures, what="a setup comparison", tab="retrieval",
-             certificate="vectrixdb.export.files:setup_tables",
              units={"median_ms": "ms", "p95_ms": "ms"}),
-        Kind("cutoff", "retrieval", p + "cutoff_plot", ("candidates",), badges=("Retrieval",),
+        Kind("cutoff", "retrieval", p.cutoff_plot, ("candidates",), badges=("Retrieval",),
              what="a cut-off study", tab="retrieval", comparable=True),
-        Kind("sweep", "sweeps", p + "sweep_plot", questions=None, badges=("Chunking",), what="a chunking sweep",
+        Kind("sweep", "sweeps", p.sweep_plot, questions=None, badges=("Chunking",), what="a chunking sweep",
              units={"median_search_ms": "ms", "build_s": "s", "chunks": "count", "chunk_size": "chars"}),
-        Kind("chunking", "chunking", p + "chunking_plot", ("outcomes",), questions="outcomes", badges=("Chunking",),
+        Kind("chunking", "chunking", p.chunking_plot, ("outcomes",), questions="outcomes", badges=("Chunking",),
              figures=build_shares, what="a chunking comparison", plots=(TIES,), tab="chunking", comparable=True,
              units={"chunks": "count", "chunk_size": "chars", "found": "count", "right": "count", "scored": "count",
-                    "unscored": "count"}, **chunking),
-        Kind("answers", "evaluations", p + "answers_plot", badges=("Generation",), what="an answer evaluation",
+                    "unscored": "count"}),  # its builds: report.schema.json
+        Kind("answers", "evaluations", p.answers_plot, badges=("Generation",), what="an answer evaluation",
              comparable=True),
-        Kind("calibration", "evaluations", p + "calibration_plot", badges=("Generation",),
+        Kind("calibration", "evaluations", p.calibration_plot, badges=("Generation",),
              what="a judge calibration", comparable=True),
-        Kind("experiment", "experiments", p + "experiment_plot", ("changed",), questions=None,
-             badges=("Experiment",), what="an experiment", graded=False, section="_experiment.html",
+        Kind("experiment", "experiments", p.experiment_plot, ("changed",), questions=None,
+             badges=("Experiment",), what="an experiment", graded=False,
              saved_comparison=True, units={"wins": "count", "losses": "count", "ties": "count", "paired": "count"}),
         Kind("power", "experiments", "vectrixdb.evaluation.runs.power:power_plot", questions=None, badges=("Power",),
              headline=power_headline, units={"n": "questions", "questions for": "questions"}),  # questions_needed
@@ -199,9 +153,9 @@ def _builtins() -> None:
         Kind("ppi", "evaluations", "vectrixdb.evaluation.runs.ppi:ppi_plot", questions=None, badges=("PPI",),
              headline=ppi_headline, units={"N": "count", "n": "count"}),  # ppi_mean
         Kind("embedders", "retrieval", E + "embedders_plot", ("outcomes",), questions="outcomes", badges=("Retrieval",),
-             headline=E + "embedders_headline", figures=E + "best_figures", certificate=E + "embedders_tables",
+             headline=E + "embedders_headline", figures=E + "best_figures",
              what="an embedder comparison", graded=False, units=EMBEDDER_UNITS),  # retrieval/embedders_compare.py
-        Kind("golden_audit", "audits", "vectrixdb.plotting.audit:audit_plot", badges=("Audit",),
+        Kind("golden_audit", "audits", audit_plot, badges=("Audit",),
              what="a golden-set audit", units={"keyword_rank": "rank", "dense_rank": "rank", "words": "words"}),
     ):
         if kind.name not in KINDS:

@@ -34,7 +34,7 @@ import numpy as np
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden import labels as L
-from vectrixdb.evaluation.generation.answers import _judge_name, _model_delta, _model_totals, judge_items, summarize
+from vectrixdb.evaluation.generation.answers import judge_name, model_delta, model_totals, judge_items, summarize
 from vectrixdb.evaluation.golden.questions import Question, asked_text, last_turn_only, provenance, query_rule, split_label
 from vectrixdb.evaluation.golden.files import questions_of
 from vectrixdb.evaluation.generation.judges import GENERATION_METRICS
@@ -88,7 +88,7 @@ def run_evaluation(system: Callable[[str], Any], questions: Questions, *, judge:
     live = LiveRun(save_to, "evaluation", name) if save_to else None
     state: dict[str, Any] = {"kind": None, "rows": [], "judged": [], "collection": collection, "query": rule,
                              "talks": last_turn_only(questions, query)}
-    before = _model_totals(judge)
+    before = model_totals(judge)
     try:
         check_executor(executor)
         answers = None
@@ -206,7 +206,7 @@ def _report(state: dict, questions: list, judge: Any, before: dict | None, k: in
     if kind in ("generation", "rag"):
         summary = summarize(state["judged"], GENERATION_METRICS, repeats=1, confidence=confidence)
         values.update({"metrics": summary["metrics"], "ci": summary["ci"], "outcomes": summary["outcomes"],
-                       "judge": _judge_name(judge), "model": _model_delta(judge, before)})
+                       "judge": judge_name(judge), "model": model_delta(judge, before)})
     frame = pd.DataFrame(rows).set_index("id") if rows else None
     report = Report("evaluation", values, frame, started=started, meta=inputs)
     report.meta["duration_s"] = round(time.time() - started, 3)

@@ -1,39 +1,43 @@
-"""A saved report.json checked once, where it is read, so every reader gets a sane run or a reason.
+"""A saved report.json (and header.json) checked once, where it is read, so every reader gets a sane
+run or a reason.
 
 The dashboard, `list_runs`, `load_run` and the exports read files a person or another program may
 have damaged. Instead of each page guarding each field, a file is checked here when it is read:
-`read(raw)` returns the parsed object or the reason it cannot be used, and `UnreadableRun` (a
-BadInput) carries that reason to whoever asked for the run. The rules are what the library itself
-writes (Report.to_json), checked field by field where a reader relies on the type:
+`parse(raw)` returns the parsed object or the reason it cannot be used, `check_head` /
+`check_header` why its contents cannot be, and `UnreadableRun` (a BadInput) carries that reason to
+whoever asked for the run. What a run is, is published as JSON Schema (draft 2020-12) beside
+golden.schema.json, and these checks are those schemas applied with the jsonschema library, so an
+editor or a pipeline that validates a saved run against them agrees with this check:
 
-- the file is a JSON object at most MAX_DEPTH levels deep, with no NaN or Infinity (to_json never
-  writes them: undefined numbers are null); `kind` is a registered kind and `values` an object;
-- meta fields (status, started, duration_s, questions, pid, heartbeat, ...) have their types;
-- figures are numbers or null, and scores (levels, judge metrics, cut-off families) lie in 0..1: every entry of `levels` (an object of objects), `metrics`, the
-  per-cut-off families (`recall`, `ndcg`, ... keyed by whole numbers), `mrr`; `best` is an object
-  (a chunking comparison's best build with its name, size, heading and counts), `techniques`,
-  `misses` and `warnings` are lists of what their readers take;
-- a header.json (check_header) holds the header version, a registered kind, meta fields of their
-  types, a badge and headline figures (numbers, text or null);
-- `tables` is an object of tables in pandas' table form, and the per-question columns that hold
-  lists (expected, retrieved, matched, missed, passages) hold lists.
+- vectrixdb/report.schema.json: report.json as Report.to_json writes it: meta fields of their
+  types, a state, values whose figures are numbers or null and whose scores (levels, judge
+  metrics, cut-off families, mrr) lie in 0..1, `best` an object, `techniques`, `misses` and
+  `warnings` lists of what their readers take (a chunking comparison's builds in full), and
+  `tables` in pandas' table form;
+- vectrixdb/header.schema.json: header.json (kinds.header_of): its header version, meta fields of
+  their types, a badge, headline figures (numbers, text or null).
+
+On top of the schemas, what a static file cannot say: the file is JSON at most MAX_DEPTH levels
+deep with no NaN or Infinity (to_json never writes them: undefined numbers are null), its kind is
+one this process has registered, and that kind's own check passes (Kind.check: what only its
+readers use). A reason names where in the file it failed, as a JSON pointer (`/values/metrics/accuracy`),
+what it found there and what the schema wants. The per-question columns that hold lists
+(expected, retrieved, matched, missed, passages) are checked once parsed (check_frame).
 """
 from __future__ import annotations
 
 import json
-import math
 import re
+from functools import lru_cache
+from importlib import resources
 from typing import Any
 
 from vectrixdb.errors import BadInput
 
 MAX_DEPTH = 64
 STATES = (None, "pending", "running", "completed", "failed")
-#: values a retrieval report saves as scores from 0 to 1 (by k, or one number): checked when read back
-SCORE_VALUES = ("recall", "ndcg", "precision", "f1", "hit_rate", "mrr")
 LIST_COLUMNS = re.compile(r"^(chunk|page|doc) (expected|retrieved|matched|missed)$|^passages$")
-META = {"run_id": str, "name": str, "started": str, "finished": str, "error": str, "host": str, "status": str,
-        "vectrixdb": str, "pid": int, "schema_version": int, "questions": int, "duration_s": float, "heartbeat": float}
+REPORT_SCHEMA, HEADER_SCHEMA = "report.schema.json", "header.schema.json"
 
 
 class UnreadableRun(BadInput):
@@ -74,163 +78,77 @@ def depth_over(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-def _number(value: Any) -> bool:
-    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
+@lru_cache(maxsize=None)
+def schema(name: str = REPORT_SCHEMA) -> dict:
+    """A published schema (report.schema.json, header.schema.json), read from the package once."""
+    return json.loads(resources.files("vectrixdb").joinpath(name).read_text(encoding="utf-8"))
 
 
-def _score(value: Any) -> bool:
-    """A figure that is a mean of per-question scores in 0..1 (or null): every level, judge metric
-    and cut-off family this library writes is one, and the grade's interval assumes it."""
-    return _number(value) and (value is None or 0 <= value <= 1)
+@lru_cache(maxsize=None)
+def _validator(name: str):
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema(name))
 
 
-def _kind(value: Any, want: type) -> bool:
-    if value is None:
-        return True
-    if want is float:
-        return _number(value)
-    if want is int:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return isinstance(value, want)
+def pointer(path) -> str:
+    """A JSON pointer (RFC 6901) to a place in a file: `/values/levels/doc/f1`, `/misses/0`."""
+    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path) if path else "/ (the whole file)"
+
+
+def schema_reason(data: Any, name: str = REPORT_SCHEMA) -> str | None:
+    """Why `data` falls short of the schema `name`, or None: the most telling of its errors (jsonschema's
+    best_match), as `at /values/metrics/accuracy: str "high", not a score from 0 to 1 (report.schema.json)`."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator(name).iter_errors(data))
+    if error is None:
+        return None
+    want = error.schema.get("title") if isinstance(error.schema, dict) else None
+    if error.validator == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return f"at {pointer(error.absolute_path)}: {missing!r} is missing ({name})"
+    if error.validator == "propertyNames":
+        return f"at {pointer(error.absolute_path)}: the key {error.instance!r} is not {want or 'allowed'} ({name})"
+    return f"at {pointer(error.absolute_path)}: {_shown(error.instance)}, not {want or error.message} ({name})"
+
+
+def _registered(data: dict) -> str | None:
+    """Why the file's kind is not one this process knows (a kind the schema cannot list: kinds register)."""
+    from vectrixdb.evaluation.runs import kinds_builtin  # noqa: F401 - registers the built-in kinds
+    from vectrixdb.evaluation.runs.kinds import KINDS as kinds
+
+    kind = data.get("kind")
+    if kind not in kinds:
+        return f"at /kind: its kind {kind!r} is not a kind of run this version knows ({', '.join(sorted(kinds))})"
+    return None
 
 
 def check_head(data: Any) -> str | None:
-    """Why the meta and values of a report cannot be used, or None when they can."""
+    """Why the meta and values of a report cannot be used (report.schema.json, a registered kind and
+    its own check), or None when they can. Its tables are check_tables'."""
+    from vectrixdb.evaluation.runs.kinds import KINDS, call
+
     if not isinstance(data, dict):
         return f"it holds {type(data).__name__ if data is not None else 'null'}, not a report object"
-    if depth_over({k: v for k, v in data.items() if k != "tables"}):
+    head = {k: v for k, v in data.items() if k != "tables"}
+    if depth_over(head):
         return f"it is nested more than {MAX_DEPTH} levels deep"
-    reason = _check_meta(data)
+    reason = schema_reason(head) or _registered(head)
     if reason:
         return reason
-    values = data.get("values")
-    if not isinstance(values, dict):
-        return f"its values are {_shown(values)}, not an object"
-    return _check_values(values, data["kind"])
-
-
-def _check_meta(data: dict) -> str | None:
-    """What a report and its header share: a registered kind, meta fields of their types, a state."""
-    from vectrixdb.evaluation.runs import kinds_builtin  # noqa: F401 - registers the built-in kinds
-    from vectrixdb.evaluation.runs.kinds import KINDS
-
-    kind = data.get("kind")
-    if not isinstance(kind, str) or kind not in KINDS:
-        return f"its kind {kind!r} is not a kind of run this version knows ({', '.join(sorted(KINDS))})"
-    for key, want in META.items():
-        if not _kind(data.get(key), want):
-            return f"its {key} is {_shown(data.get(key))}, not {'a number' if want is float else want.__name__}"
-    if data.get("status") not in STATES:
-        return f"its status {data.get('status')!r} is none of pending, running, completed, failed"
-    return None
+    check = KINDS[data["kind"]].check  # what the kind's own readers rely on (an outside kind's rule)
+    return call(check, data["values"]) if check else None
 
 
 def check_header(data: Any) -> str | None:
-    """Why a run's header.json (kinds.header_of) cannot be used, or None when it can: an object of
-    this header version, a registered kind, meta fields of their types, a badge that is text or
-    null, and headline figures that are numbers, text or null by name."""
-    from vectrixdb.evaluation.runs.kinds import HEADER_VERSION
-
+    """Why a run's header.json (kinds.header_of) cannot be used (header.schema.json and a registered
+    kind), or None when it can."""
     if not isinstance(data, dict):
         return f"it holds {type(data).__name__ if data is not None else 'null'}, not a header object"
-    if data.get("header_version") != HEADER_VERSION:
-        return f"its header_version is {_shown(data.get('header_version'))}; this version reads {HEADER_VERSION}"
-    reason = _check_meta(data)
-    if reason:
-        return reason
-    if data.get("badge") is not None and not isinstance(data.get("badge"), str):
-        return f"its badge is {_shown(data.get('badge'))}, not text"
-    headline = data.get("headline")
-    if not isinstance(headline, dict) or not all(
-            isinstance(v, str) or _number(v) for v in headline.values()):
-        return f"its headline is {_shown(headline)}, not an object of figures (numbers, text or null)"
-    return None
-
-
-def _check_values(values: dict, kind: str) -> str | None:
-    levels = values.get("levels")
-    if levels is not None:
-        if not isinstance(levels, dict):
-            return f"values.levels is {_shown(levels)}, not an object of levels"
-        for level, got in levels.items():
-            if got is not None and not (isinstance(got, dict) and all(_number(v) for v in got.values())):
-                return f"values.levels.{level} is {_shown(got)}, not an object of numbers"
-            outside = [(m, v) for m, v in (got or {}).items() if not _score(v)]
-            if outside:
-                return f"values.levels.{level}.{outside[0][0]} is {_shown(outside[0][1])}, not a score from 0 to 1"
-    metrics = values.get("metrics")
-    if metrics is not None and not (isinstance(metrics, dict) and all(_number(v) for v in metrics.values())):
-        return f"values.metrics is {_shown(metrics)}, not an object of numbers"
-    outside = [(m, v) for m, v in (metrics or {}).items() if not _score(v)]
-    if outside:
-        return f"values.metrics.{outside[0][0]} is {_shown(outside[0][1])}, not a score from 0 to 1"
-    for family in SCORE_VALUES:
-        got = values.get(family)
-        if isinstance(got, dict):
-            bad = [k for k in got if not (isinstance(k, str) and k.isdigit())]
-            if bad:
-                return f"values.{family} has the cut-off {bad[0]!r}, not a whole number"
-            if not all(_number(v) for v in got.values()):
-                return f"values.{family} holds {_shown(next(v for v in got.values() if not _number(v)))}, not a number"
-            if not all(_score(v) for v in got.values()):
-                return f"values.{family} holds {_shown(next(v for v in got.values() if not _score(v)))}, not a score from 0 to 1"
-        elif not _number(got):
-            return f"values.{family} is {_shown(got)}, not a number"
-        elif not _score(got):
-            return f"values.{family} is {_shown(got)}, not a score from 0 to 1"
-    for name in ("questions", "of", "duration_s"):
-        if not _number(values.get(name)):
-            return f"values.{name} is {_shown(values.get(name))}, not a number"
-    best = values.get("best")
-    if best is not None and not isinstance(best, dict):
-        return f"values.best is {_shown(best)}, not an object"
-    from vectrixdb.evaluation.runs.kinds import KINDS, call
-
-    check = KINDS[kind].check  # what the kind's own readers rely on (a chunking comparison: its builds)
-    reason = call(check, values) if check else None
-    if reason:
-        return reason
-    for name in ("techniques", "misses", "warnings", "skipped"):
-        got = values.get(name)
-        if got is not None and not isinstance(got, list):
-            return f"values.{name} is {_shown(got)}, not a list"
-    if not all(isinstance(w, str) for w in _list(values, "warnings")):
-        return "values.warnings holds something other than text"
-    for i, miss in enumerate(_list(values, "misses")):
-        if not isinstance(miss, dict) or not _passages(miss.get("got")):
-            return f"values.misses[{i}] is not a miss (an object whose got is a list of passages)"
-    for name in ("cost", "search"):
-        got = values.get(name)
-        if got is not None and not isinstance(got, dict):
-            return f"values.{name} is {_shown(got)}, not an object"
-    if isinstance(values.get("cost"), dict) and not isinstance(values["cost"].get("seconds") or {}, dict):
-        return "values.cost.seconds is not an object"
-    return None
-
-
-def check_builds(values: dict) -> str | None:
-    """A chunking comparison's best build and each technique's row, as their readers use them."""
-    builds = [("best", values.get("best"))] + [(f"techniques[{i}]", t) for i, t in enumerate(_list(values, "techniques"))]
-    for where, build in builds:
-        reason = _build(where, build)
-        if reason:
-            return reason
-    return None
-
-
-def _build(where: str, build: Any) -> str | None:
-    """A chunking comparison's build (its best, or one technique's row) as its readers use it."""
-    if build is None and where == "best":
-        return None
-    if not isinstance(build, dict):
-        return f"values.{where} is {_shown(build)}, not a build"
-    if not isinstance(build.get("name"), str) or not _kind(build.get("chunk_size"), int) \
-            or not isinstance(build.get("embed_heading", False), bool):
-        return f"values.{where} lacks a name, size or heading of the right type"
-    for count in ("found", "right", "of", "chunks"):
-        if not _number(build.get(count)):
-            return f"values.{where}.{count} is {_shown(build.get(count))}, not a number"
-    return None
+    if depth_over(data):
+        return f"it is nested more than {MAX_DEPTH} levels deep"
+    return schema_reason(data, HEADER_SCHEMA) or _registered(data)
 
 
 def check_tables(data: dict) -> str | None:
@@ -272,11 +190,6 @@ def _passages(value: Any) -> bool:
     return value is None or isinstance(value, list) and all(
         isinstance(p, dict) and isinstance(p.get("pages") or [], list) and isinstance(p.get("text") or "", str)
         for p in value)
-
-
-def _list(values: dict, name: str) -> list:
-    got = values.get(name)
-    return got if isinstance(got, list) else []
 
 
 def _shown(value: Any) -> str:

@@ -96,9 +96,9 @@ def score_value(value: Any) -> float | None:
 
 def headline(report) -> list[tuple[str, str]]:
     """The run's headline figures as (name, text) pairs."""
-    from vectrixdb.export.certify import figures
+    from vectrixdb.present.certify import figures
 
-    from vectrixdb.export.certify import attainable, failless
+    from vectrixdb.present.certify import attainable, failless
 
     kind = KINDS[report.kind]
     out = []
@@ -247,10 +247,14 @@ def chunking_view(report) -> dict[str, Any]:
 
 
 def kind_view(report) -> dict[str, Any]:
-    """What the run page (and the offline copy) adds for the run's kind, from its declaration:
-    `graded` (lead with grade and SLA), `section` (a template) with its `view`, and `tables` (the
+    """What the run page (and the offline copy) adds for the run's kind: `graded` (lead with grade
+    and SLA, its declaration), and from how it is shown (present/shows.py) `section` (a template)
+    with its `view`, and `tables` (the
     kind's certificate tables, shown on the page when it has no section of its own)."""
+    from vectrixdb.present import shows
+
     kind = KINDS[report.kind]
-    view = call(kind.view, report) if kind.view else None
-    tables = call(kind.certificate, report) if kind.certificate and not kind.section else []
-    return {"graded": kind.graded, "section": kind.section, "view": view, "tables": tables}
+    shown = shows.of(kind)
+    view = call(shown.view, report) if shown.view else None
+    tables = call(shown.certificate, report) if shown.certificate and not shown.section else []
+    return {"graded": kind.graded, "section": shown.section, "view": view, "tables": tables}

@@ -1,4 +1,4 @@
-"""matplotlib figures drawn server-side and handed to a page as data URIs (PNG).
+"""matplotlib figures drawn for a run and handed to a page as PNG data URIs (the PDF takes the PNG).
 
 Why PNG data URIs: the dashboard, the offline HTML copy and the PDF use the very same pictures,
 nothing is fetched by the browser, and nothing is written to the folder. pyplot keeps global

@@ -1,5 +1,5 @@
 """The certification PDF's layout (reportlab platypus): grade, SLA, metric heatmaps, figures,
-manifest, appendix of misses. export/files.py decides what goes in; this module only lays it out.
+manifest, appendix of misses. present/certificate.py decides what goes in; this module only lays it out.
 
 Fonts: DejaVu Sans from matplotlib's own data folder (always installed with matplotlib), so
 ≥, ≤, — and accented names print; reportlab's built-in Helvetica only has Latin-1. Every string
@@ -42,7 +42,7 @@ def _styles():
     with needs("serve"):
         from reportlab.lib.styles import ParagraphStyle, getSampleStyleSheet
 
-    from vectrixdb.server.markdown import pdf_styles
+    from vectrixdb.present.markdown import pdf_styles
 
     regular, bold = _fonts()
     base = getSampleStyleSheet()
@@ -95,7 +95,7 @@ def heat_key(st) -> Any:
 def appendix_entry(miss: dict, st, width: float) -> list:
     """One question of the appendix: its title, then each line; a line given as
     {"label", "markdown"} is the label and the Markdown rendered (headings, tables), not as source."""
-    from vectrixdb.server.markdown import flowables
+    from vectrixdb.present.markdown import flowables
 
     out = [P(miss["title"], st["h2"])]
     for line in miss["lines"]:
@@ -148,7 +148,7 @@ def image(data: bytes, max_width: float, max_height: float) -> Any:
 
 
 def build(doc: dict[str, Any]) -> bytes:
-    """The PDF bytes for a document description made by export.certificate()."""
+    """The PDF bytes for a document description made by present/certificate.certificate()."""
     with needs("serve"):
         from reportlab.lib import colors
         from reportlab.lib.pagesizes import A4

@@ -1,10 +1,10 @@
 """What a run page shows beside its figures so a person can decide with them: how much of the top k
 nobody judged, and the smallest difference its questions can detect.
 
-Which runs get the panel, how their share is counted and which measures are sized is their kind's
-declaration (`Kind.judged`, evaluation/runs/kinds.py): nothing here names a kind. A kind that
-declares no Judged (or a run of a kind nobody registered) gets no panel. The two ways of counting
-below are the built-in kinds' hooks (evaluation/runs/kinds_builtin.py).
+Which runs get the panel, how their share is counted and which measures are sized is how their kind
+is shown (`Show.judged`, present/shows.py; an outside kind may declare `Kind.judged` itself): nothing
+here names a kind. A kind with no Judged (or a run of a kind nobody registered) gets no panel. The
+two ways of counting below are the built-in kinds' hooks (present/shows_builtin.py).
 
 Unjudged share (issue 31). A retrieval report carries it (`ranked_unjudged`): `report["unjudged"][k]` over all the
 questions' top-k results at its grain, `unjudged@k` per question (evaluation/retrieval/scoring.py). A
@@ -39,9 +39,11 @@ UPPER_BOUND = ("This run did not record which results its golden file judged not
 
 
 def judged_of(report) -> Judged | None:
-    """The run's Judged (its kind's declaration, when this run has judged results), else None."""
+    """The run's Judged (how its kind is shown, present/shows.py, when this run has judged results), else None."""
+    from vectrixdb.present.shows import judged_for
+
     kind = KINDS.get(report.kind)
-    return kind.judged_for(report) if kind is not None else None
+    return judged_for(kind, report) if kind is not None else None
 
 
 def applies(report) -> bool:

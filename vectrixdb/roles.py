@@ -10,7 +10,7 @@ where it is and is what decides (Embedder is runtime_checkable: get_embedder's i
 - Embedder: turns texts into unit-length float32 rows (SentenceEmbedder, or your own).
 - ChatModel: the model writer judges, answerers, write_golden and the chunkers call (ChatWriter).
 - Judge, Answerer, Reranker, Retriever: a ChatModel or the plain function each role also takes.
-- Questions: what every evaluation verb reads questions from.
+- Questions: what every evaluation verb reads questions from (QuestionLike: one question).
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
     from vectrixdb.chat.writer import Outcome
-    from vectrixdb.evaluation.golden.questions import Question
 
 
 class Searchable(Protocol):
@@ -115,5 +114,18 @@ Reranker = Union[str, CrossEncoder, Callable[[str, list], Any]]
 EmbeddingModel = Union[Embedder, str, os.PathLike, "SentenceTransformer", None]
 # A retrieval target: a Searchable, a function query -> hits or ids, or a LangChain-style retriever.
 Retriever = Union[Searchable, Callable[[str], Iterable[Any]], "LangChainRetriever"]
+class QuestionLike(Protocol):
+    """One golden question as the verbs read it (evaluation/golden/questions.Question is the one the
+    package makes and the one they accept at run time): its text, its labels and its key."""
+
+    @property
+    def question(self) -> str: ...
+
+    @property
+    def expected(self) -> tuple[str, ...]: ...
+
+    def key(self) -> str: ...
+
+
 # Questions: a golden file's path, one Question, or Questions.
-Questions = Union[str, os.PathLike, "Question", Iterable["Question"]]
+Questions = Union[str, os.PathLike, QuestionLike, Iterable[QuestionLike]]

@@ -5,11 +5,11 @@ intervals where the report has them, a colour key on every heatmap, and lines to
 and dash as well as colour, so two series that coincide (or sit at a ceiling of 1.0) still show as
 two. `report.plot(save="fig.png")` writes the figure to a new file.
 
-The package: the charts are here (one function per report kind, named in the kind's declaration as
-`vectrixdb.plotting:<function>`); colours.py is a score's colour everywhere (pages, PDF,
-notebooks), heat.py matplotlib's colour map and cell numbers, heatmap.py the questions x scores
-heatmap, audit.py the golden audit's chart. A new chart: a function here (or a module of its own)
-named by its report kind.
+The package: the charts are here (one function per report kind, which the kind's declaration in
+evaluation/runs/kinds_builtin.py names); studies.py draws the power, pool, PPI and embedder
+studies; colours.py is a score's colour everywhere (pages, PDF, notebooks), heat.py matplotlib's
+colour map and cell numbers, heatmap.py the questions x scores heatmap, audit.py the golden
+audit's chart. A new chart: a function here (or a module of its own) named by its report kind.
 """
 from __future__ import annotations
 from vectrixdb.extras import needs

@@ -6,6 +6,7 @@ questions.py's rows; so the row code never imports the readers back.
 """
 from __future__ import annotations
 
+from typing import Any, Iterable, cast
 
 from vectrixdb.errors import BadInput, BadType
 from vectrixdb.evaluation.golden.questions import (UNENCODABLE, Question, bedrock_problems, from_bedrock, is_bedrock,
@@ -20,10 +21,11 @@ def questions_of(golden: Questions, db: Collection | None = None) -> list[Questi
         return read_golden(str(golden), db)
     if isinstance(golden, Question):
         return [golden]
-    out = list(golden)
-    for item in out:
+    out: list[Question] = []
+    for item in cast(Iterable[Any], golden):  # QuestionLike is the type; a Question is what is taken
         if not isinstance(item, Question):
             raise BadType(f"questions must be Question records or a golden file's path, not {type(item).__name__}")
+        out.append(item)
     return out
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 import os
-from typing import Callable
+from typing import Callable, Iterable, cast
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.golden.grain import DOC, PAGE, Grain
@@ -42,7 +42,7 @@ def suggest_expected(db: Collection, questions: Questions, *, k: int = 3, by: st
     grain = Grain.of(by, PROPOSED, who="suggest_expected proposes")
     # unlabelled rows are what this is for, so a file is loaded, not held to check_golden
     questions = (load_questions(os.fsdecode(questions)) if isinstance(questions, (str, os.PathLike))
-                 else [questions] if isinstance(questions, Question) else list(questions))
+                 else [questions] if isinstance(questions, Question) else list(cast(Iterable[Question], questions)))
     return {q.key(): proposal(ranked(db, q, k, using, query, **search), grain, relative) for q in questions}
 
 

@@ -354,37 +354,6 @@ def _verdicts(rows: list[dict], reports: list[Report], quality: str, alpha: floa
             "rule": ONE if m == 0 else RULE.format(quality=quality, n=n, m=m, alpha=alpha, power=POWER)}
 
 
-# -- the kind's hooks (evaluation/runs/kinds_builtin.py declares the kind) -------------------------
-
-def embedders_headline(values: dict) -> dict[str, Any]:
-    """`best` in words (or why there is none), the leader's nDCG@k and the number of candidates."""
-    quality = values.get("quality") or "ndcg"
-    rows = values.get("candidates") or []
-    out: dict[str, Any] = {}
-    best = values.get("best")
-    if isinstance(best, dict):
-        out["best"] = f"{best['name']} ({quality} {best.get(quality, 0):.3f})"
-    elif rows:
-        out["best"] = ("none: one candidate" if len(rows) == 1 else
-                       f"none: {values.get('leader')} not told apart from {', '.join(values.get('tied') or [])}")
-    if rows:
-        out[quality] = rows[0].get("ndcg")
-        out["candidates"] = len(rows)
-    if values.get("by"):
-        out["by"] = values["by"]
-    return out
-
-
-def best_figures(report) -> dict[str, float]:
-    """The certificate's figures: the leader's nDCG@k, recall@k and MRR (at the depth)."""
-    rows = report.get("candidates") or []
-    if not rows:
-        return {}
-    k, lead = report["k"][-1], rows[0]
-    got = {f"ndcg@{k}": lead.get("ndcg"), f"recall@{k}": lead.get("recall"), f"mrr@{report.get('depth')}": lead.get("mrr")}
-    return {name: float(v) for name, v in got.items() if isinstance(v, (int, float)) and v == v}
-
-
 def _cell(value: Any, unit: str | None = None) -> str:
     from vectrixdb.evaluation.runs.kinds import with_unit
 
@@ -440,26 +409,6 @@ def embedders_tables(report) -> list[dict[str, Any]]:
                       f"{report.get('questions')} questions)", "rows": out},
             {"title": "Cost beside the quality", "rows": cost}]
 
-
-def embedders_plot(report, ax=None):
-    """nDCG@k with its 95% interval against the median query time, one point per candidate."""
-    from vectrixdb.plotting import _figure
-
-    fig, ax = _figure(ax, figsize=(7, 4.5))
-    rows = report.get("candidates") or []
-    quality = report.get("quality") or "ndcg"
-    for n, r in enumerate(rows):
-        low, high = r.get("ndcg low"), r.get("ndcg high")
-        err = [[r["ndcg"] - low], [high - r["ndcg"]]] if low is not None and high is not None else None
-        ax.errorbar([r["query_p50_ms"]], [r["ndcg"]], yerr=err, fmt="o", capsize=3)
-        ax.annotate(str(r["name"])[-40:], (r["query_p50_ms"], r["ndcg"]), fontsize=7, xytext=(6, 6 - 12 * (n % 3)),
-                    textcoords="offset points")
-    ax.set_xlabel("median query time (ms: embedding the query and searching)")
-    ax.set_ylabel(f"{quality} (95% CI)")
-    ax.set_title(f"{len(rows)} candidates, n = {report.get('questions')} questions: {report.get('verdict')}"[:90],
-                 fontsize=9)
-    ax.grid(alpha=0.3)
-    return fig
 
 
 def comparison_text(report) -> str:

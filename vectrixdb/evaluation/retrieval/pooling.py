@@ -29,13 +29,10 @@ from vectrixdb.evaluation.golden import labels as L
 from vectrixdb.evaluation.golden.grain import CHUNK, DOC, PAGE, Grain, grain_of
 from vectrixdb.evaluation.golden.questions import Question, label_document, provenance, split_label
 from vectrixdb.evaluation.golden.files import questions_of
-from vectrixdb.evaluation.runs.report import KINDS, Kind, Report, now, register
+from vectrixdb.evaluation.runs.report import Report, now
 from vectrixdb.roles import Collection, Questions
-from vectrixdb.extras import needs
 
 DEPTH = 10
-if "pool" not in KINDS:  # report.py registers it, so that a saved pool loads before this module is imported
-    register(Kind("pool", "retrieval", "vectrixdb.evaluation.retrieval.pooling:pool_plot", questions=None))
 POOLED = (DOC, PAGE, CHUNK)  # the grains whose labels name results
 
 
@@ -198,26 +195,3 @@ def draft_rows(report: Report, questions: Questions) -> list[Question]:
             q = replace(q, id=q.id or q.key(), expected=tuple(graded), grades=tuple(graded.values()), draft=True)
         out.append(q)
     return out
-
-
-def pool_plot(report: Report, ax=None):
-    """Per run: the pooled results it found, split into those no other run found and the shared."""
-    from vectrixdb.plotting import _figure
-
-    fig, ax = _figure(ax)
-    names = list(report["runs"])
-    rows = report.frame.to_dict("records") if report.frame is not None else []
-    alone = [sum(1 for r in rows if r["found_by"] == [n]) for n in names]
-    shared = [sum(1 for r in rows if n in r["found_by"] and len(r["found_by"]) > 1) for n in names]
-    ax.barh(names, alone, label="found by this run only")
-    ax.barh(names, shared, left=alone, label="found by other runs too", alpha=0.6)
-    ax.invert_yaxis()
-    ax.set_xlabel("unjudged results in the pool")
-    ax.set_title(f"pool to depth {report['depth']} by {report['by']}: {report['pooled']} unjudged results over "
-                 f"{report['pooled_questions']} of {report['questions']} questions")
-    with needs("plots"):
-        from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counts
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
-    return fig

@@ -40,9 +40,9 @@ and run page, the certificate PDF, the offline HTML copy and the CLI read it fro
                                  may not name one, and certify's grade and SLA never read one
 
 A hook is a callable. (A "module:function" string, imported when first called, is still read for
-a declaration outside the package; the package's own kinds name their hooks as callables, except
-where the module defining a hook imports runs/report.py, which registers the built-ins: power,
-ppi, pool and embedders' hooks.) The built-in kinds are declared in
+a declaration outside the package; the package's own kinds name every hook as a callable: the
+figures of the power, pool, PPI and embedder studies are in plotting/studies.py, since the modules
+computing those studies import runs/report.py, which registers the built-ins.) The built-in kinds are declared in
 evaluation/runs/kinds_builtin.py; a new kind is one such declaration (a test registers one of its
 own: tests/test_kinds.py).
 

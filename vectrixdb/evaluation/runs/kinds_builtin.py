@@ -15,12 +15,14 @@ import re
 from typing import Any
 
 from vectrixdb import plotting
+from vectrixdb.plotting import studies
 from vectrixdb.plotting.audit import audit_plot
 from vectrixdb.evaluation.runs.headlines import best_text, standard_headline
 from vectrixdb.evaluation.runs.kinds import KINDS, Kind, Plot, register
+from vectrixdb.evaluation.runs.power_formulas import power_at
 
 __all__ = ["best_text", "standard_headline", "score_heatmap", "power_headline", "pool_headline",
-           "ppi_headline", "setup_figures", "capped_recall", "build_shares", "evaluation_words"]
+           "ppi_headline", "embedders_headline", "best_figures", "setup_figures", "capped_recall", "build_shares", "evaluation_words"]
 
 
 def score_heatmap(report):
@@ -35,6 +37,11 @@ HEATMAP = Plot("Per-question heatmap", "scores per question, run {run_id}", scor
                lambda report: report.frame is not None and len(report.frame) > 0)
 TIES = Plot("Tie matrix", "exact McNemar p-values between techniques, run {run_id}", plotting.tie_matrix,
             lambda report: bool(report.get("techniques")))
+
+
+def power_figure(report, ax=None):
+    """questions_needed's figure: plotting.studies draws the power curves with power_formulas.power_at."""
+    return studies.power_plot(report, ax, power_at=power_at)
 
 
 def power_headline(values: dict) -> dict[str, Any]:
@@ -112,7 +119,35 @@ def evaluation_words(values: dict) -> str:
     return f"a {values['type']} evaluation" if values.get("type") else "this evaluation"
 
 
-E = "vectrixdb.evaluation.retrieval.embedders_compare:"
+def embedders_headline(values: dict) -> dict[str, Any]:
+    """An embedder comparison (retrieval/embedders_compare.py): `best` in words (or why there is none), the leader's nDCG@k and the number of candidates."""
+    quality = values.get("quality") or "ndcg"
+    rows = values.get("candidates") or []
+    out: dict[str, Any] = {}
+    best = values.get("best")
+    if isinstance(best, dict):
+        out["best"] = f"{best['name']} ({quality} {best.get(quality, 0):.3f})"
+    elif rows:
+        out["best"] = ("none: one candidate" if len(rows) == 1 else
+                       f"none: {values.get('leader')} not told apart from {', '.join(values.get('tied') or [])}")
+    if rows:
+        out[quality] = rows[0].get("ndcg")
+        out["candidates"] = len(rows)
+    if values.get("by"):
+        out["by"] = values["by"]
+    return out
+
+
+def best_figures(report) -> dict[str, float]:
+    """The certificate's figures: the leader's nDCG@k, recall@k and MRR (at the depth)."""
+    rows = report.get("candidates") or []
+    if not rows:
+        return {}
+    k, lead = report["k"][-1], rows[0]
+    got = {f"ndcg@{k}": lead.get("ndcg"), f"recall@{k}": lead.get("recall"), f"mrr@{report.get('depth')}": lead.get("mrr")}
+    return {name: float(v) for name, v in got.items() if isinstance(v, (int, float)) and v == v}
+
+
 EMBEDDER_UNITS = {"dim": "count", "embed_s_per_1k_chunks": "s", "chunks_embedded": "count", "chunks_from_cache": "count",
                   "query_p50_ms": "ms", "query_p95_ms": "ms", "index_bytes": "bytes", "cost_per_1k_chunks": "$",
                   "cost_per_1k_queries": "$", "questions_needed": "questions", "candidates": "count"}
@@ -146,14 +181,14 @@ def _builtins() -> None:
         Kind("experiment", "experiments", p.experiment_plot, ("changed",), questions=None,
              badges=("Experiment",), what="an experiment", graded=False,
              saved_comparison=True, units={"wins": "count", "losses": "count", "ties": "count", "paired": "count"}),
-        Kind("power", "experiments", "vectrixdb.evaluation.runs.power:power_plot", questions=None, badges=("Power",),
+        Kind("power", "experiments", power_figure, questions=None, badges=("Power",),
              headline=power_headline, units={"n": "questions", "questions for": "questions"}),  # questions_needed
-        Kind("pool", "retrieval", "vectrixdb.evaluation.retrieval.pooling:pool_plot", questions=None, badges=("Pool",),
+        Kind("pool", "retrieval", studies.pool_plot, questions=None, badges=("Pool",),
              headline=pool_headline, units={"runs": "count", "best_rank": "rank", "pooled": "count"}),  # pooling.pool
-        Kind("ppi", "evaluations", "vectrixdb.evaluation.runs.ppi:ppi_plot", questions=None, badges=("PPI",),
+        Kind("ppi", "evaluations", studies.ppi_plot, questions=None, badges=("PPI",),
              headline=ppi_headline, units={"N": "count", "n": "count"}),  # ppi_mean
-        Kind("embedders", "retrieval", E + "embedders_plot", ("outcomes",), questions="outcomes", badges=("Retrieval",),
-             headline=E + "embedders_headline", figures=E + "best_figures",
+        Kind("embedders", "retrieval", studies.embedders_plot, ("outcomes",), questions="outcomes", badges=("Retrieval",),
+             headline=embedders_headline, figures=best_figures,
              what="an embedder comparison", graded=False, units=EMBEDDER_UNITS),  # retrieval/embedders_compare.py
         Kind("golden_audit", "audits", audit_plot, badges=("Audit",),
              what="a golden-set audit", units={"keyword_rank": "rank", "dense_rank": "rank", "words": "words"}),

@@ -33,13 +33,14 @@ spread to size a test on), an observed difference of 0 (no difference to size fo
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
 import numpy as np
 
 from vectrixdb.errors import BadInput
+from vectrixdb.evaluation.runs.power_formulas import (  # noqa: F401 - the formulas, importable from here too
+    _check, detectable_difference, detectable_for, min_questions, power_at, questions_for)
 from vectrixdb.evaluation.runs.report import Report, now
 
 COLUMNS = ["n", "a", "b", "difference", "model", "sd", "discordance", "detectable", "power at difference", "target",
@@ -52,155 +53,6 @@ RULE = ("Power of compare_runs' paired sign-flip test at alpha {alpha:g} (two-si
 PAIRED = "Paired: sd is that of B - A over the questions both runs scored."
 SINGLE = ("One run: sd of B - A assumed sd * sqrt(2 * (1 - {rho:g})) (yes/no: 2p(1 - p)(1 - {rho:g}) of questions "
           "changed), a second system with the same spread correlating {rho:g} with this one.")
-
-
-def min_questions(alpha: float) -> int:
-    """The fewest questions with which the exact sign-flip test can reach p < alpha (2 / 2^n < alpha)."""
-    return max(2, math.floor(math.log2(2 / alpha)) + 1)
-
-
-def power_at(delta: float, sd: float, n: int, alpha: float = 0.05, *, discordance: float | None = None) -> float:
-    """Power at level alpha (two-sided) to detect a true mean difference delta with n questions.
-    Graded measures: the paired t-test's, differences with standard deviation sd. Yes/no measures
-    (discordance = the share of questions the two runs disagree on): the exact McNemar sign test's.
-    0 below min_questions(alpha)."""
-    from scipy.stats import nct, norm, t
-
-    if n < min_questions(alpha):
-        return 0.0
-    if discordance is not None:
-        return _mcnemar_power(abs(delta), discordance, n, alpha)
-    df, nc = n - 1, abs(delta) * math.sqrt(n) / sd
-    crit = t.ppf(1 - alpha / 2, df)
-    upper, lower = float(nct.sf(crit, df, nc)), float(nct.cdf(-crit, df, nc))
-    # scipy's noncentral t can give NaN far in a tail (large df and nc): the normal limit there
-    upper = upper if math.isfinite(upper) else float(norm.sf(crit - nc))
-    lower = lower if math.isfinite(lower) else float(norm.cdf(-crit - nc))
-    return min(1.0, upper + lower)
-
-
-def _mcnemar_power(delta: float, q: float, n: int, alpha: float) -> float:
-    """Exact power of the two-sided sign test on the discordant questions (what the sign-flip test
-    is on a yes/no measure): D ~ Binomial(n, q) questions change, each up with probability
-    (q + delta) / 2q; the test rejects at k ups when 2 P(Binomial(D, 1/2) <= min(k, D - k)) < alpha
-    (Miettinen 1968; Connor 1987 gives the normal form). Sums over D within 12 sd of nq (the rest
-    weighs under 1e-30), so 100,000 questions cost a few thousand terms."""
-    from scipy.stats import binom
-
-    if not 0 < q <= 1 or delta > q:
-        return 0.0
-    spread = 12 * math.sqrt(n * q * (1 - q)) + 12
-    d, c = _critical(max(0, int(n * q - spread)), min(n, int(n * q + spread) + 1), alpha)
-    up = (q + delta) / (2 * q)
-    reject = binom.cdf(c, d, up) + binom.sf(d - c - 1, d, up)
-    return float(min(1.0, (binom.pmf(d, n, q) * reject).sum()))
-
-
-@functools.lru_cache(maxsize=64)
-def _critical(low: int, high: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """For D = low..high changed questions, the largest count k with P(Binomial(D, 1/2) <= k) <
-    alpha / 2 (-1: none); the same for every delta tried, so kept."""
-    from scipy.stats import binom
-
-    d = np.arange(low, high + 1)
-    c = np.asarray(binom.ppf(alpha / 2, d, 0.5) - 1)
-    d.flags.writeable = c.flags.writeable = False
-    return d, c
-
-
-def detectable_for(sd: float, n: int, alpha: float = 0.05, power: float = 0.8, *,
-                   discordance: float | None = None) -> float | None:
-    """The smallest delta with power_at(delta, ...) >= power; None where none can be (too few
-    questions, no spread, or on a yes/no measure not even with every changed question one way)."""
-    from scipy.optimize import brentq
-
-    if n < min_questions(alpha):
-        return None
-    if discordance is not None:
-        high = discordance
-        if not 0 < high <= 1 or power_at(high, sd, n, alpha, discordance=high) < power:
-            return None
-    else:
-        if not sd > 0:
-            return None
-        high = sd
-        while power_at(high, sd, n, alpha) < power:
-            high *= 2
-    at = lambda d: power_at(d, sd, n, alpha, discordance=discordance)  # noqa: E731
-    delta = brentq(lambda d: at(d) - power, 0.0, high, xtol=1e-12 * high)
-    while at(delta) < power:  # the root's upper side, so n questions do reach `power`
-        delta = min(high, delta * (1 + 1e-9))
-    return float(delta)
-
-
-def questions_for(delta: float, sd: float, alpha: float = 0.05, power: float = 0.8, *,
-                  discordance: float | None = None) -> int | None:
-    """The fewest questions with power_at(delta, ...) >= power (the first such n: on a yes/no
-    measure the exact test's power rises with n in small steps, not strictly)."""
-    if delta == 0 or (not sd > 0 if discordance is None else not 0 < abs(delta) <= discordance):
-        return None
-    at = lambda n: power_at(delta, sd, n, alpha, discordance=discordance)  # noqa: E731
-    low = min_questions(alpha)
-    if at(low) >= power:
-        return low
-    high = low * 2
-    while at(high) < power:
-        low, high = high, high * 2
-        if high > 10_000_000:
-            return None
-    while high - low > 1:  # at(low) < power <= at(high)
-        middle = (low + high) // 2
-        if at(middle) >= power:
-            high = middle
-        else:
-            low = middle
-    return high
-
-
-def _check(alpha: float, power: float) -> None:
-    if not 0 < alpha < 1 or not 0 < power < 1:
-        raise BadInput(f"alpha and power must lie strictly between 0 and 1, not {alpha} and {power}")
-
-
-def detectable_difference(diff, *, alpha: float = 0.05, power: float = 0.8, sd: float | None = None,
-                          discordance: float | None = None, binary: bool | None = None) -> dict:
-    """The smallest detectable difference for the paired differences `diff` (or for their count,
-    given sd or discordance): {"n", "sd", "discordance", "model", "detectable", "reason"}.
-    Differences all in {-1, 0, 1} (a yes/no measure; binary=None infers it) use the exact McNemar
-    power at the observed share of changed questions; others the paired t-test's. detectable is
-    None with a reason where the questions cannot support a number."""
-    _check(alpha, power)
-    d = np.asarray(diff, dtype=float)
-    d = d[~np.isnan(d)]
-    n = len(d)
-    if binary is None:
-        binary = discordance is not None or bool(n and np.isin(d, (-1, 0, 1)).all())
-    if binary and discordance is None and n:
-        discordance = float(np.mean(d != 0))
-    flat = n > 1 and bool(np.all(d == d[0]))  # exactly equal: a float sd would be rounding, not spread
-    if flat:
-        sd = 0.0
-    elif sd is None:
-        sd = float(d.std(ddof=1)) if n > 1 else None
-    out: dict[str, Any] = {"n": n, "sd": sd, "discordance": discordance if binary else None,
-                           "model": "exact McNemar" if binary else "paired t", "detectable": None, "reason": None}
-    if n == 0:
-        out["reason"] = "no question to size a test on"
-    elif n == 1:
-        out["reason"] = "one question: the spread of differences is unknown"
-    elif n < min_questions(alpha):
-        out["reason"] = (f"{n} questions: the exact sign-flip test's smallest p is 2/2^{n} = {2 / 2 ** n:.3g}, "
-                         f"never below alpha {alpha:g}; at least {min_questions(alpha)} are needed")
-    elif binary and not discordance:
-        out["reason"] = "no question changed between the runs: no discordant question to size the test on"
-    elif not binary and not (sd is not None and sd > 0):
-        out["reason"] = "every question's difference is the same (sd 0): no spread to size a test on"
-    else:
-        out["detectable"] = detectable_for(float(sd or 0.0), n, alpha, power, discordance=out["discordance"])
-        if out["detectable"] is None:
-            out["reason"] = (f"even with every one of the {discordance:.0%} changed questions moving one way, "
-                             f"{n} questions do not reach power {power:g}")
-    return out
 
 
 def questions_needed(a: Any, b: Any = None, *, folder: str | None = None, alpha: float = 0.05, power: float = 0.8,
@@ -276,34 +128,3 @@ def questions_needed(a: Any, b: Any = None, *, folder: str | None = None, alpha:
               "detectable": {r["measure"]: r["detectable"] for r in rows},
               "questions_for": {r["measure"]: r["questions for"] for r in rows}}
     return Report("power", values, frame, started=started)
-
-
-def power_plot(report, ax=None, most: int = 8):
-    """Power against the number of questions for each measure's target difference (at most `most`
-    measures), with the stated power and the current question count drawn."""
-    from vectrixdb.plotting import DASHES, MARKERS, _figure
-
-    fig, ax = _figure(ax, figsize=(7, 4))
-    frame = report.frame.dropna(subset=["target"])
-    sized = frame["discordance"].where(frame["model"] == "exact McNemar", frame["sd"])
-    frame = frame[(sized > 0) & (frame["target"] != 0)].head(most)
-    alpha, power, n_now = report["alpha"], report["power"], report["questions"]
-    top = max([n_now * 2, *[2 * q for q in frame["questions for"].dropna()]] or [10])
-    ns = np.unique(np.linspace(2, top, 60).round().astype(int))
-    for i, (measure, row) in enumerate(frame.iterrows()):
-        q = row["discordance"] if row["model"] == "exact McNemar" else None
-        curve = [power_at(row["target"], row["sd"], int(n), alpha, discordance=q) for n in ns]
-        ax.plot(ns, curve, linestyle=DASHES[i % 4],
-                marker=MARKERS[i % len(MARKERS)], markevery=10, label=f"{measure} (difference {row['target']:.3g})")
-    ax.axhline(power, color="grey", linestyle=":", linewidth=0.8)
-    ax.axvline(n_now, color="black", linewidth=0.8)
-    ax.text(n_now, 0.02, f" now: {n_now}", fontsize=8)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("questions (paired)")
-    ax.set_ylabel(f"power (two-sided, alpha {alpha:g})")
-    ax.set_title(f"questions needed to detect each difference with power {power:g}"
-                 + ("" if report["paired"] else " (one run: second system assumed)"), fontsize=9)
-    if len(frame):
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig

@@ -314,31 +314,3 @@ def ppi_mean(model: Any, human: Any, *, labelled=None, metric: str | None = None
     if reason:
         values["reason"] = reason
     return Report("ppi", values, frame, started=started)
-
-
-def ppi_plot(report, ax=None):
-    """The prediction-powered and human-only intervals side by side, the model-only mean as a mark."""
-    from vectrixdb.plotting import _figure
-
-    fig, ax = _figure(ax, figsize=(6, 2.6))
-    frame = report.frame
-    for y, (_name, row) in enumerate(frame.iterrows()):
-        if row["estimate"] is None or _missing(row["estimate"]):
-            continue
-        if not _missing(row["low"]):
-            ax.errorbar(row["estimate"], y, xerr=[[row["estimate"] - row["low"]], [row["high"] - row["estimate"]]],
-                        fmt="o", capsize=4)
-            ax.text(row["high"], y, f"  width {row['width']:.3f}", va="center", fontsize=8)
-        else:
-            ax.plot(row["estimate"], y, marker="x", color="grey", linestyle="none")
-            ax.text(row["estimate"], y, "   no interval: the judge's bias is unknown", va="center", fontsize=8)
-    ax.set_yticks(range(len(frame)), [f"{name}\n(n={r['n']}, N={r['N']})" for name, r in frame.iterrows()], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"{report.get('metric') or 'mean verdict'} ({100 * report['confidence']:g}% intervals)")
-    ax.set_title(f"{report['n']} answers judged by people, {report['N']} by the model alone", fontsize=9)
-    fig.tight_layout()
-    return fig
-
-
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))

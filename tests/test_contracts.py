@@ -319,23 +319,34 @@ def read_html(data, *, doc_id, source=None):
 
 
 def test_a_reader_from_a_distribution_outside_the_package_is_picked_for_its_suffix(distribution, tmp_path, db):
-    """A distribution that names a .html reader in the entry-point group vectrixdb.readers: `read` and
-    Vectrix.add_documents read a .html file with it, where before it was refused."""
+    """A distribution that names a reader for a new suffix in the entry-point group vectrixdb.readers
+    (.vxhtml: a suffix no real extension takes, so a user's own .html reader installed beside the
+    tests changes nothing here): `read` and Vectrix.add_documents read such a file with it, where
+    before it was refused."""
     from vectrixdb.errors import Unsupported
     from vectrixdb.reading import read
 
-    page = tmp_path / "policy.html"
+    page = tmp_path / "policy.vxhtml"
     page.write_text("<h1>Fees</h1><p>No late fees.</p><hr/><p>Second page: deferment.</p>")
-    with pytest.raises(Unsupported, match="cannot read '.html' files"):
+    with pytest.raises(Unsupported, match="cannot read '.vxhtml' files"):
         read(page)
-    distribution("vx-html-reader", {"vectrixdb.readers": {".html": "vx_html_reader:read_html"}},
+    distribution("vx-html-reader", {"vectrixdb.readers": {".vxhtml": "vx_html_reader:read_html"}},
                  {"vx_html_reader": HTML_READER})
     doc = read(page)
     assert [doc.page_text(1), doc.page_text(2)] == ["FeesNo late fees.", "Second page: deferment."]
-    assert "vx_html_reader.read_html (entry point '.html'" in registry.origin("readers", ".html")
-    check_reader(".html", page, 2)
+    assert "vx_html_reader.read_html (entry point '.vxhtml'" in registry.origin("readers", ".vxhtml")
+    check_reader(".vxhtml", page, 2)
     db.add_documents([str(page)], progress=False)
-    assert [d["doc_id"] for d in db.documents()] == ["policy.html"]
+    assert [d["doc_id"] for d in db.documents()] == ["policy.vxhtml"]
+
+
+def test_no_installed_extension_is_refused():
+    """An outside member the registry refuses (its entry point fails to load, or its module registers
+    nothing under the entry point's name) is only a warning at run time; here it fails, naming it.
+    The tests' own planted distributions (named vx-...) are left out."""
+    for kind in registry.KINDS:
+        registry.names(kind)  # every kind's entry points read
+    assert [why for why in registry.problems() if "of distribution vx-" not in why] == []
 
 
 def test_a_broken_entry_point_is_reported_naming_it_and_the_others_keep_working(distribution):
@@ -535,9 +546,41 @@ def test_a_toy_embedder_and_reranker_meet_their_contracts(fake_embedder):
         registry.unregister("rerankers", "vx_toy_overlap")
 
 
+@pytest.fixture
+def aims(monkeypatch):
+    """How each of the package's embedders and rerankers is built here: the served ones against the
+    scripted loopback server (Azure's through its front, the key from the setting the docs name),
+    the cross-encoder from the bundled MiniLM's folder (a cross-encoder head on it: scores, not good
+    ones, which is all the contract asks). A member with no aim fails, naming itself."""
+    from tests.llama_server import AzureFront, Scripted
+    from tests.route_scripts import base_of, embed_reply, rank_reply
+    from vectrixdb.embedding import bundled_model_path
+    import importlib
+
+    for module in ("vectrixdb.served.embedding", "vectrixdb.served.rerank"):  # "openai", "azure-openai", "rerank-route"
+        importlib.import_module(module)
+
+    server = Scripted(respond=lambda body: rank_reply(body) if "documents" in body else embed_reply(body))
+    front = AzureFront(base_of(server), {"emb-3"}, token="unused", key="azure-key-123456", call="embeddings")
+    monkeypatch.setenv("AZURE_OPENAI_KEY", "azure-key-123456")
+    yield {"embedders": {"sentence-transformers": None, "openai": f"{base_of(server)}#embed-1",
+                         "azure-openai": f"{front.endpoint}#emb-3"},
+           "rerankers": {"cross-encoder": bundled_model_path(), "rerank-route": f"{base_of(server)}#rank-1"}}
+    front.close()
+    server.close()
+
+
 @pytest.mark.slow
-def test_the_built_in_embedder_meets_its_contract():
-    check_embedder("sentence-transformers")
+def test_every_registered_embedder_and_reranker_meets_its_contract(aims):
+    """Every name the registry holds for the two kinds (built in, or an outside distribution's: one
+    with no aim here is named, so it cannot pass by being skipped)."""
+    for kind, check in (("embedders", check_embedder), ("rerankers", check_reranker)):
+        names = registry.names(kind)
+        assert set(aims[kind]) <= set(names), (kind, names)
+        unaimed = [n for n in names if n not in aims[kind]]
+        assert not unaimed, f"registered {kind} with no aim in tests/test_contracts.py's `aims`: {unaimed}"
+        for name in names:
+            check(name, aims[kind][name])
 
 
 # -- report kinds ---------------------------------------------------------------------------------

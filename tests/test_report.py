@@ -7,10 +7,14 @@ import pandas as pd
 import pytest
 
 from tests.conftest import ROOT
+from vectrixdb import registry
 from vectrixdb.evaluation import (Question, answer_cutoff, answer_report, audit_golden, calibrate, compare_chunking,
                                   compare_runs, evaluate, list_runs, load_run, ppi_mean, questions_needed,
                                   retrieval_report, run_evaluation, sweep)
 from vectrixdb.evaluation.runs.report import KINDS, Kind, Report, register
+
+# the package's own kinds: an outside kind installed beside the tests (by an entry point or VECTRIXDB_KINDS) is not pinned
+BUILT_IN = {name for name in KINDS if registry.origin("report_kinds", name).startswith("vectrixdb.")}
 
 matplotlib.use("Agg")
 SAMPLE = [str(p) for p in sorted((ROOT / "data" / "sample").glob("*.md"))][:2]
@@ -65,7 +69,7 @@ def test_every_kind_round_trips_through_save_and_load(tmp_path, policies):
     from vectrixdb.evaluation import compare_embedders
 
     reports.append(compare_embedders(policies, QUESTIONS, ["all-MiniLM-L6-v2@fp32"], k=(1, 3)))
-    assert {r.kind for r in reports} == set(KINDS)
+    assert {r.kind for r in reports} == BUILT_IN  # the package's own kinds (an outside one installed beside is not pinned)
     for report in reports:
         run_id = report.save(str(tmp_path))
         loaded = load_run(str(tmp_path), run_id)
@@ -76,7 +80,7 @@ def test_every_kind_round_trips_through_save_and_load(tmp_path, policies):
     assert 1 in load_run(str(tmp_path), reports[0]["run_id"])["recall"]  # integer k keys come back as integers
     assert list(load_run(str(tmp_path), reports[2]["run_id"]).candidates.columns)[:2] == ["cutoff", "right_when_answers"]
     runs = list_runs(str(tmp_path))
-    assert len(runs) == len(KINDS) and set(runs["kind"]) == set(KINDS) and set(runs["status"]) == {"completed"}
+    assert len(runs) == len(BUILT_IN) and set(runs["kind"]) == BUILT_IN and set(runs["status"]) == {"completed"}
     assert list(list_runs(str(tmp_path), "chunking")["kind"]) == ["chunking"]
     same = {r.meta["questions_sha256"] for r in reports if r.kind not in ("calibration", "experiment", "sweep",
                                                                          "chunking", "power", "ppi")}

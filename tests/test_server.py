@@ -111,6 +111,34 @@ def test_a_set_f1_header_names_its_k():
     assert dict(_with_k(COLUMNS, []))["accuracy"] == "Accuracy"
 
 
+OVERFLOW = """() => [...document.querySelectorAll('th, td, h1, h2, h3, p, li, label, figcaption, .scroll')]
+    .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.tagName + ' ' + e.textContent.trim().slice(0, 60))"""
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_the_list_and_a_chunking_question_fit_the_window_with_every_header_whole(server, runs, browser, width):
+    """The review's screenshots at 1280 and 1920 px: the Evaluations table scrolled sideways (Accuracy
+    and Groundedness off the edge) and a run's side figures ran past its name's column."""
+    _, ids = runs
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(server + "/")
+        assert page.evaluate(OVERFLOW) == []
+        right = page.evaluate("() => document.querySelector('.scroll').getBoundingClientRect().right")
+        for header in ("Groundedness", "Accuracy", "Doc F1@k"):
+            box = page.locator("#runs th", has_text=header).bounding_box()
+            assert box["x"] + box["width"] <= right and box["width"] > 40, (header, box)
+        for cell in page.locator("#runs td.name").all():  # a name and its figures stay in their column
+            name, run = cell.bounding_box(), cell.locator("xpath=following-sibling::td[1]").bounding_box()
+            assert name["x"] + name["width"] <= run["x"] + 1
+        page.goto(server + f"/runs/{ids['chunking']}/question?id=s1")
+        assert page.evaluate(OVERFLOW) == []
+        assert page.locator("blockquote.qtext").inner_text() != "s1" and page.locator("table.builds tbody tr").count() == 6
+    finally:
+        context.close()
+
+
 def test_a_drill_down_shows_matched_and_missed_items(server, runs, page):
     _, ids = runs
     page.goto(server + f"/runs/{ids['rag']}")

@@ -121,9 +121,15 @@ def setup_comparison(report, ax=None):
     spread = frame["median_ms"].max() / max(frame["median_ms"].min(), 1e-9)
     if spread > 10:  # a log scale only where latencies span orders of magnitude
         ax.set_xscale("log")
+    else:  # plain milliseconds: no "1e-11+7.55e-2" offset when the setups' latencies (or one setup's) barely differ
+        ax.ticklabel_format(axis="x", useOffset=False, style="plain")
+        low, high = float(frame["median_ms"].min()), float(frame["median_ms"].max())
+        if high - low <= 0.05 * high:  # one latency: centre it on a readable 0..2x axis
+            ax.set_xlim(0, 2 * high if high > 0 else 1)
     ax.set_xlabel("median latency per query (ms" + (", log scale)" if spread > 10 else ")"))
     ax.set_ylabel(f"{quality} (95% CI)")
-    ax.set_title(f"{len(frame)} search setups: quality against speed (n = {report['questions']} questions)")
+    setups = f"{len(frame)} search setup{'s' if len(frame) != 1 else ''}"
+    ax.set_title(f"{setups}: quality against speed (n = {report['questions']} questions)")
     ax.legend()
     ax.grid(alpha=0.3)
     return fig
@@ -286,7 +292,7 @@ def evaluation_plot(report, ax=None):
     names, means, intervals = [], [], []
     for level, got in (report.get("levels") or {}).items():
         if got:
-            names.append(f"{level} F1")
+            names.append(f"{level} F1@{report['k']}" if report.get("k") else f"{level} F1")  # the k it was read at
             means.append(got["f1"])
             intervals.append(None)
     outcomes = report.get("outcomes") or {}

@@ -52,6 +52,9 @@ def table_of(report) -> dict[str, Any] | None:
     frame = questions if questions is not None else report.frame
     if frame is None or not len(frame):
         return None
+    if questions is not None and "question" not in frame and golden_questions(report):
+        asked = golden_questions(report)  # a run that kept only ids (a chunking comparison): its recorded golden file's text
+        frame = frame.assign(question=[(asked.get(str(i)) or {}).get("question") for i in frame.index])
     kind = KINDS[report.kind]
     measured = [c for c in frame.columns if kind.unit_of(c)]  # declared not a score: its unit, no colour
     scores = [c for c in score_columns(frame) if c not in measured]
@@ -174,13 +177,68 @@ def question_detail(report, qid: str, row: dict | None = None) -> dict[str, Any]
     misses = index["misses"].get(qid, [])
     used = {"question", "answer", "expected_answer", "passages"} | {c for c in row if str(c).startswith(LEVELS)}
     used |= {c for c in row for j in judged if str(c).startswith(j["metric"])}
+    builds = _builds(report, row)
+    used |= {b["name"] for b in builds}
     other = [(str(c), fmt(row[c])) for c in row if c not in used]
-    return {"id": qid, "question": fmt(get("question")) if get("question") is not None else qid, "levels": levels,
+    golden = golden_questions(report).get(qid) if get("question") is None else None
+    text = fmt(get("question")) if get("question") is not None else (golden or {}).get("question") or qid
+    return {"id": qid, "question": text, "golden": golden, "builds": builds, "levels": levels,
             "answer": get("answer"), "expected_answer": get("expected_answer"), "judged": judged,
             "misses": [_miss(m) for m in misses], "other": other,
             "passages": [{"rank": p.get("rank"), "doc_id": p.get("doc_id"), "chunk_id": p.get("chunk_id"),
                           "pages": fmt(list(p.get("pages") or [])), "score": fmt(p.get("score")),
                           "text": p.get("text") or ""} for p in _listed(get("passages"))]}
+
+
+def _builds(report, row: dict) -> list[dict[str, Any]]:
+    """A comparison's per-question row of builds (compare_chunking's `outcomes`: build -> whether what
+    it handed over held the evidence, or the answer was right): one entry per build, else []."""
+    if KINDS[report.kind].questions != "outcomes" or not row:
+        return []
+    values = {str(c): v.item() if hasattr(v, "item") else v for c, v in row.items()}
+    if not all(isinstance(v, bool) for v in values.values()):
+        return []
+    return [{"name": c, "found": v} for c, v in values.items()]
+
+
+MAX_GOLDEN_BYTES = 64 << 20
+
+
+def golden_questions(report) -> dict[str, dict[str, Any]]:
+    """The questions of the golden file the run recorded (meta `golden`, checked against its recorded
+    `golden_sha256`), by id: text, expected labels, evidence and reference. A run that kept only the
+    question ids (a chunking comparison) shows its questions through this. {} when the run recorded no
+    file, the file is gone, remote, too big, changed since the run, or does not read as a golden file.
+    Read once per report and kept on it."""
+    cached = report.__dict__.get("_golden_questions")
+    if cached is not None:
+        return cached
+    out: dict[str, dict[str, Any]] = {}
+    meta = report.meta if isinstance(report.meta, dict) else {}
+    path, digest = meta.get("golden"), meta.get("golden_sha256")
+    if isinstance(path, str) and isinstance(digest, str) and "://" not in path:
+        out = _read_golden(path, digest)
+    report.__dict__["_golden_questions"] = out
+    return out
+
+
+def _read_golden(path: str, digest: str) -> dict[str, dict[str, Any]]:
+    import hashlib
+    from pathlib import Path
+
+    from vectrixdb.evaluation.golden.files import load_questions
+
+    try:
+        file = Path(path)
+        if not file.is_file() or file.stat().st_size > MAX_GOLDEN_BYTES:
+            return {}
+        if hashlib.sha256(file.read_bytes()).hexdigest() != digest:
+            return {}
+        questions = load_questions(str(file))
+    except Exception:  # noqa: BLE001 - a file that does not read as a golden file shows nothing, never an error
+        return {}
+    return {q.key(): {"question": q.question, "expected": list(q.expected), "evidence": list(q.evidence),
+                      "reference": q.reference} for q in questions}
 
 
 def _listed(value: Any) -> list[dict]:

@@ -156,6 +156,12 @@ def experiments(site: Site, a: str = "", b: str = "") -> dict:
     declared = [(r, kinds.KINDS.get(r["kind"])) for r in rows]  # a kind nobody registered: neither list
     choices = [r for r, k in declared if k and k.comparable and r["status"] == "completed"]
     saved = [r for r, k in declared if k and k.saved_comparison]
+    measures = {r["run_id"]: measures_of(site, r["run_id"]) for r in choices}
+    choices = [r for r in choices if measures[r["run_id"]]]  # nothing to pair on: never offered
+    for r in choices:
+        r["measures"] = sorted(measures[r["run_id"]])
+    offered_b = [r for r in choices if not a or a not in measures or measures[r["run_id"]] & measures[a]]
+    unpaired = len(choices) - len(offered_b)
     result, error = None, None
     if a and b:
         try:
@@ -167,7 +173,32 @@ def experiments(site: Site, a: str = "", b: str = "") -> dict:
                       "changed": changed.head(MAX_CHANGED).to_dict(orient="records"), "changed_total": len(changed)}
         except BadInput as exc:
             error = str(exc)
-    return {"choices": choices, "saved": saved, "a": a, "b": b, "result": result, "error": error}
+    return {"choices": choices, "offered_b": offered_b, "unpaired": unpaired, "saved": saved, "a": a, "b": b,
+            "result": result, "error": error}
+
+
+_MEASURES: dict[tuple[str, Any], frozenset[str]] = {}  # (run id, report stamp) -> its measures; a run never changes
+MAX_MEASURES = 4096
+
+
+def measures_of(site: Site, run_id: str) -> frozenset[str]:
+    """The measures compare_runs can pair a run on (its per-question numeric columns), empty when it
+    has none or cannot be read; remembered per run and report stamp, read around the page cache so
+    listing the choices does not push the runs being looked at out of it."""
+    from vectrixdb.evaluation.runs.paired import _measures, _per_question
+
+    try:
+        stamp = site.runs.stamp(site.runs.ref(run_id))
+        known = _MEASURES.get((run_id, stamp))
+        if known is None:
+            table = _per_question(site.runs.load(run_id))
+            known = frozenset(_measures(table, table))
+            if len(_MEASURES) >= MAX_MEASURES:
+                _MEASURES.clear()
+            _MEASURES[(run_id, stamp)] = known
+        return known
+    except Exception:  # noqa: BLE001 - an unreadable or tableless run is simply not offered
+        return frozenset()
 
 
 for _page in (

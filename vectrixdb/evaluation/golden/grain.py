@@ -28,6 +28,7 @@ reads the grain a set of labels asks for.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Sequence
 
@@ -39,7 +40,7 @@ DEPTH_FACTOR = 3  # at doc grain a search reads this many times `depth` chunks, 
 
 
 @dataclass(frozen=True, repr=False)
-class Grain:
+class Grain(ABC):
     """One grain; DOC, PAGE, CHUNK and EVIDENCE are the four there are (GRAINS)."""
     name: str
     names_documents: ClassVar[bool] = False  # a result counts by its document, whatever its page or chunk
@@ -71,14 +72,14 @@ class Grain:
         """The grain this question is judged at (evidence rows without quotes fall back to pages)."""
         return self
 
+    @abstractmethod
     def qrel(self, q: Question) -> dict[str, float]:
         """{label: grade} the question is judged against (graded where the row grades; grade 0:
         judged not relevant)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def units(self, q: Question, results: list[Result]) -> list:
         """What each ranked result is at this grain: the label, or the tuple of labels, it satisfies."""
-        raise NotImplementedError
 
     def labels_of(self, hit: Any) -> list[str]:
         """The labels that name a hit (anything with doc_id, chunk_id and pages) at this grain."""

@@ -38,6 +38,8 @@ and run page, the certificate PDF, the offline HTML copy and the CLI read it fro
                                  PDF and the CLI show them with their unit and never in the score
                                  colours; a name without a unit is a score (see `unit_of`); grades and sla
                                  may not name one, and certify's grade and SLA never read one
+    optional                     names in `units` a run of this kind may lack (a chunking run decided
+                                 without a model has no `right`): no save warning when absent
 
 A hook is a callable. (A "module:function" string, imported when first called, is still read for
 a declaration outside the package; the package's own kinds name every hook as a callable: the
@@ -145,6 +147,7 @@ class Kind:
     check: Hook = None
     progress: str | None = None
     units: Mapping[str, str] = field(default_factory=dict, hash=False)
+    optional: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.units, Mapping) or not all(
@@ -176,7 +179,7 @@ class Kind:
             if table is not None:
                 names |= {str(c) for c in table.columns} | {str(n) for n in table.index.names if n}
         names |= {re.split(r"[@ ]", n, maxsplit=1)[0] for n in names}
-        return sorted(set(self.units) - names)
+        return sorted(set(self.units) - names - set(self.optional))
 
     def badge(self, values: dict | None) -> str | None:
         """The badge a run of this kind shows; None for none (the dashboard shows Unknown)."""

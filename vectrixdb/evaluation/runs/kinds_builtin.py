@@ -36,7 +36,7 @@ def score_heatmap(report):
 HEATMAP = Plot("Per-question heatmap", "scores per question, run {run_id}", score_heatmap,
                lambda report: report.frame is not None and len(report.frame) > 0)
 TIES = Plot("Tie matrix", "exact McNemar p-values between techniques, run {run_id}", plotting.tie_matrix,
-            lambda report: bool(report.get("techniques")))
+            lambda report: len(report.get("techniques") or []) > 1)  # one technique: nothing to compare, no figure
 
 
 def power_figure(report, ax=None):
@@ -173,7 +173,7 @@ def _builtins() -> None:
         Kind("chunking", "chunking", p.chunking_plot, ("outcomes",), questions="outcomes", badges=("Chunking",),
              figures=build_shares, what="a chunking comparison", plots=(TIES,), tab="chunking", comparable=True,
              units={"chunks": "count", "chunk_size": "chars", "found": "count", "right": "count", "scored": "count",
-                    "unscored": "count"}),  # its builds: report.schema.json
+                    "unscored": "count"}, optional=("right", "scored", "unscored")),  # builds: report.schema.json
         Kind("answers", "evaluations", p.answers_plot, badges=("Generation",), what="an answer evaluation",
              comparable=True),
         Kind("calibration", "evaluations", p.calibration_plot, badges=("Generation",),

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from vectrixdb.evaluation.writing.config import KindConfig, PassageConfig
-from vectrixdb.evaluation.writing.spans import split_spans
+from vectrixdb.evaluation.writing.sentences import split_spans
 from vectrixdb.roles import Collection
 
 _PICTURE = re.compile(r"^\s*(!\[[^\]]*\]\([^)]*\)\s*)+$|^\s*(figure|fig\.|image|photo|picture|chart|exhibit)\b", re.I)

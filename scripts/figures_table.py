@@ -158,6 +158,21 @@ def _embedders(d: dict, name: str):
     return out
 
 
+def _compare_embedders(d: dict, name: str):
+    """compare_embedders_bench.py: each candidate's nDCG@k and its embedding time as a ratio to the
+    int8 default's, measured in the same run; the verdict."""
+    rows, k = d["candidates"], d["comparison"]["k"][-1]
+    base = next((r["embed_s_per_1k_chunks"] for r in rows if r["name"] == "all-MiniLM-L6-v2@int8"), None)
+    cells = "; ".join(f"{r['name']} {r['ndcg']:.3f}" + (f" ({r['embed_s_per_1k_chunks'] / base:.1f}x)" if base else "")
+                      for r in rows)
+    best = d["comparison"]["best"]
+    data = Path(d["data"]["pdf"]).name if d["data"].get("pdf") else "SciFact"
+    return [(f"compare_embedders on {data} ({d['comparison']['questions']} questions by "
+             f"{d['comparison']['by']}, {d['data']['chunks']:,} chunks): nDCG@{k} per candidate, leader first (embedding "
+             "time per chunk as a ratio to the int8 default's, same run); best",
+             cells + f"; {'best: ' + best['name'] if best else 'no best (none told apart from the leader)'}", name)]
+
+
 def _hnsw(d: dict, name: str):
     out = []
     for r in d["results"]:
@@ -300,7 +315,8 @@ OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _
             ("write_golden_uber.json", _golden), ("write_golden_uber_qwen1.5b.json", _golden_checked),
             ("boilerplate_passages.json", _boilerplate), ("judge_calibration_qwen1.5b.json", _judge),
             ("model_chunking_uber.json", _model_chunking), ("model_chunking_uber_qwen1.5b.json", _model_chunking),
-            ("embedders_scifact_10k.json", _embedders),
+            ("embedders_scifact_10k.json", _embedders), ("compare_embedders_uber.json", _compare_embedders),
+            ("compare_embedders_scifact.json", _compare_embedders),
             ("hnsw.json", _hnsw), ("hnsw_rule.json", _hnsw_rule), ("tenk_to_report.json", _tenk), ("tenk_to_report_xeon.json", _tenk),
             ("cli_cold.json", _cli), ("cli_cold_xeon.json", _cli),
             ("quantized_embedding.json", _quantized),

@@ -68,19 +68,19 @@ def _offered(html: str, side: str) -> list[str]:
 
 
 def test_the_experiments_page_offers_only_runs_sharing_a_measure(runs, client):
-    from vectrixdb.evaluation.runs.paired import _measures, _per_question
+    from vectrixdb.evaluation.runs.paired import paired_measures, per_question_table
 
     folder, ids = runs
     html = client.get("/experiments").text
     every = _offered(html, "a")
     assert {ids["retrieval"], ids["better"], ids["rag"], ids["chunking"]} <= set(every)
     assert ids["experiment"] not in every and ids["power"] not in every  # nothing per question to pair on
-    tables = {r: _per_question(load_run(folder, r)) for r in every}
+    tables = {r: per_question_table(load_run(folder, r)) for r in every}
     for a in every:
         page = client.get("/experiments", params={"a": a}).text
         offered = _offered(page, "b")
         for b in every:
-            shares = bool(_measures(tables[a], tables[b]))
+            shares = bool(paired_measures(tables[a], tables[b]))
             assert (b in offered) == shares, (a, b)
         if len(offered) < len(every):
             assert f"{len(every) - len(offered)} run" in re.search(r'id="pairing">(.*?)</p>', page, re.S).group(1)

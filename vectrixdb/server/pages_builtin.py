@@ -185,14 +185,14 @@ def measures_of(site: Site, run_id: str) -> frozenset[str]:
     """The measures compare_runs can pair a run on (its per-question numeric columns), empty when it
     has none or cannot be read; remembered per run and report stamp, read around the page cache so
     listing the choices does not push the runs being looked at out of it."""
-    from vectrixdb.evaluation.runs.paired import _measures, _per_question
+    from vectrixdb.evaluation.runs.paired import paired_measures, per_question_table
 
     try:
         stamp = site.runs.stamp(site.runs.ref(run_id))
         known = _MEASURES.get((run_id, stamp))
         if known is None:
-            table = _per_question(site.runs.load(run_id))
-            known = frozenset(_measures(table, table))
+            table = per_question_table(site.runs.load(run_id))
+            known = frozenset(paired_measures(table, table))
             if len(_MEASURES) >= MAX_MEASURES:
                 _MEASURES.clear()
             _MEASURES[(run_id, stamp)] = known

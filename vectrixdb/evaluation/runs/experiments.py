@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from vectrixdb.errors import BadInput
-from vectrixdb.evaluation.runs.paired import SKIP, _measures, _per_question, loaded  # noqa: F401  (used here, and by power.py)
+from vectrixdb.evaluation.runs.paired import SKIP, paired_measures, per_question_table, loaded  # noqa: F401  (used here, and by power.py)
 from vectrixdb.evaluation.runs.power import detectable_difference
 from vectrixdb.evaluation.runs.report import Report, now
 from vectrixdb.evaluation.runs.stats import SignFlip, holm
@@ -63,13 +63,13 @@ def compare_runs(a: Any, b: Any, *, folder: str | None = None, confidence: float
 
     started = now()
     a, b = loaded(a, b, folder)
-    ta, tb = _per_question(a), _per_question(b)
+    ta, tb = per_question_table(a), per_question_table(b)
     in_b = set(tb.index)  # once: a set built per question made 10,000 questions quadratic
     both = [i for i in ta.index if i in in_b]
     if not both:
         raise BadInput("the two runs share no question: compare runs over the same golden set")
     rows, tests, changed, diffs = [], [], [], []
-    for measure in _measures(ta, tb):
+    for measure in paired_measures(ta, tb):
         x = ta.loc[both, measure].astype(float).to_numpy()
         y = tb.loc[both, measure].astype(float).to_numpy()
         keep = ~(np.isnan(x) | np.isnan(y))

@@ -12,7 +12,8 @@ from vectrixdb.evaluation.runs.report import KINDS, Report
 SKIP = ("latency_ms", "first_right", "expected", "of", "chunks")
 
 
-def _per_question(report: Report):
+def per_question_table(report: Report):
+    """The report's per-question table (its kind's `questions`: the frame or a named table); BadInput without one."""
     spec = KINDS[report.kind]
     table = report.frame if spec.questions == "frame" else report.tables.get(spec.questions or "")
     if table is None:
@@ -20,7 +21,9 @@ def _per_question(report: Report):
     return table
 
 
-def _measures(a, b) -> list[str]:
+def paired_measures(a, b) -> list[str]:
+    """The numeric or yes/no per-question columns two tables share, which compare_runs can pair
+    (latencies, counts, ranks (SKIP) and interval bounds left out)."""
     out = []
     for column in a.columns:
         if column not in b.columns or any(column.startswith(s) for s in SKIP) or column.endswith((" low", " high")):

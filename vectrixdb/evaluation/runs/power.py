@@ -40,7 +40,7 @@ import numpy as np
 
 from vectrixdb.errors import BadInput
 from vectrixdb.evaluation.runs.power_formulas import (  # noqa: F401 - the formulas, importable from here too
-    _check, detectable_difference, detectable_for, min_questions, power_at, questions_for)
+    check_alpha_power, detectable_difference, detectable_for, min_questions, power_at, questions_for)
 from vectrixdb.evaluation.runs.report import Report, now
 
 COLUMNS = ["n", "a", "b", "difference", "model", "sd", "discordance", "detectable", "power at difference", "target",
@@ -65,18 +65,18 @@ def questions_needed(a: Any, b: Any = None, *, folder: str | None = None, alpha:
     report["rule"] and frame.attrs["rule"] hold it. `.plot()` draws power against questions."""
     import pandas as pd
 
-    from vectrixdb.evaluation.runs.paired import _measures, _per_question, loaded
+    from vectrixdb.evaluation.runs.paired import paired_measures, per_question_table, loaded
 
-    _check(alpha, power)
+    check_alpha_power(alpha, power)
     if not -1 <= correlation < 1:
         raise BadInput(f"correlation must lie in [-1, 1), not {correlation}")
     started = now()
     a, b = loaded(a, b, folder)
-    ta = _per_question(a)
-    tb = _per_question(b) if b is not None else ta
+    ta = per_question_table(a)
+    tb = per_question_table(b) if b is not None else ta
     in_b = set(tb.index)
     both = [q for q in ta.index if q in in_b]
-    names = _measures(ta, tb)
+    names = paired_measures(ta, tb)
     if measures is not None:
         unknown = sorted(set(measures) - set(names))
         if unknown:

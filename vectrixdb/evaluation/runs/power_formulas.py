@@ -117,7 +117,7 @@ def questions_for(delta: float, sd: float, alpha: float = 0.05, power: float = 0
     return high
 
 
-def _check(alpha: float, power: float) -> None:
+def check_alpha_power(alpha: float, power: float) -> None:
     if not 0 < alpha < 1 or not 0 < power < 1:
         raise BadInput(f"alpha and power must lie strictly between 0 and 1, not {alpha} and {power}")
 
@@ -129,7 +129,7 @@ def detectable_difference(diff, *, alpha: float = 0.05, power: float = 0.8, sd: 
     Differences all in {-1, 0, 1} (a yes/no measure; binary=None infers it) use the exact McNemar
     power at the observed share of changed questions; others the paired t-test's. detectable is
     None with a reason where the questions cannot support a number."""
-    _check(alpha, power)
+    check_alpha_power(alpha, power)
     d = np.asarray(diff, dtype=float)
     d = d[~np.isnan(d)]
     n = len(d)

@@ -192,3 +192,18 @@ def test_every_line_of_a_full_chunking_grid_looks_different_and_one_technique_is
                            progress=False)
     fig = tie_matrix(one)
     assert not fig.axes[0].images and "nothing to compare" in fig.axes[0].texts[0].get_text()
+
+
+def test_a_long_verdict_title_wraps_between_words_and_is_never_cut_mid_word():
+    """The embedders plot's title once ended "... leads on ndcg@10 (0.645) bu": cut at 90 characters."""
+    from vectrixdb.evaluation.runs.report import Report
+    from vectrixdb.plotting.studies import embedders_plot
+
+    verdict = ("no best: all-MiniLM-L6-v2@fp32 leads on ndcg@10 (0.645) but these questions cannot tell it apart "
+               "from all-MiniLM-L6-v2@int8, http://127.0.0.1:45843/v1#minilm (Holm-adjusted paired p >= 0.05)")
+    rows = [{"name": n, "ndcg": 0.6, "ndcg low": 0.5, "ndcg high": 0.7, "query_p50_ms": 10.0 + i}
+            for i, n in enumerate(("a", "b", "c"))]
+    title = embedders_plot(Report("embedders", {"candidates": rows, "questions": 40, "verdict": verdict})).axes[0].get_title()
+    lines = title.split("\n")
+    assert 1 < len(lines) <= 3 and all(len(line) <= 100 for line in lines)
+    assert " ".join(lines) == f"3 candidates, n = 40 questions: {verdict}"

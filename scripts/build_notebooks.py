@@ -83,20 +83,28 @@ def settle(nb) -> int:
 
 
 def keep_outputs(source: Path) -> Path:
-    """The .ipynb beside source with every cell's source taken from it and its outputs kept."""
+    """The .ipynb beside source with the cells of source and the published outputs kept: its code
+    cells must be the published ones in number and order (each keeps its outputs); text cells may be
+    added, removed or edited, since they hold no output."""
     import jupytext
 
     fresh = jupytext.read(source)
     target = source.with_suffix(".ipynb")
     published = jupytext.read(target)
-    kinds = [c.cell_type for c in fresh.cells]
-    if kinds != [c.cell_type for c in published.cells]:
-        raise SystemExit(f"{source.name} and {target.name} differ in their cells ({len(kinds)} and "
-                         f"{len(published.cells)}, or their kinds): run it again instead")
-    for new, old in zip(fresh.cells, published.cells):
-        old.source = new.source
-    published.metadata["jupytext"] = fresh.metadata.get("jupytext", {})  # the pairing's settings, as the source says
-    jupytext.write(published, target, fmt="ipynb")
+    code = [c for c in published.cells if c.cell_type == "code"]
+    if len(code) != sum(c.cell_type == "code" for c in fresh.cells):
+        raise SystemExit(f"{source.name} and {target.name} differ in their code cells "
+                         f"({sum(c.cell_type == 'code' for c in fresh.cells)} and {len(code)}): run it again instead")
+    ran, text_ids = iter(code), {c.source: c.get("id") for c in published.cells if c.cell_type != "code"}
+    for cell in fresh.cells:
+        if cell.cell_type == "code":
+            old = next(ran)
+            cell.outputs, cell.execution_count, cell.metadata = old.outputs, old.execution_count, old.metadata
+            cell.id = old.get("id", cell.get("id"))
+        elif text_ids.get(cell.source):
+            cell.id = text_ids[cell.source]  # an unchanged text cell keeps its id: the diff shows only what changed
+    fresh.metadata = {**published.metadata, "jupytext": fresh.metadata.get("jupytext", {})}  # the pairing's settings, as the source says
+    jupytext.write(fresh, target, fmt="ipynb")
     return target
 
 

@@ -8,7 +8,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 FIGURES = {"03_retrieval_report", "04_scifact_cutoff", "05_sweep", "06_compare_chunking", "07_write_golden",
-           "08_answers", "10_power_holes_ppi"}
+           "08_answers", "10_power_holes_ppi", "12_compare_embedders"}
 NEEDS_MODEL = {"07_write_golden", "08_answers", "09_model_chunking"}  # these talk to the local chat model (the llama_server fixture)
 
 
@@ -21,8 +21,38 @@ def test_there_are_notebooks_and_each_is_its_source_run():
     for path in NOTEBOOKS:
         source = jupytext.read(path.with_suffix(".py"))
         built = nbformat.read(path, as_version=4)
-        code = lambda nb: [c.source for c in nb.cells if c.cell_type == "code"]  # noqa: E731
-        assert code(source) == code(built), f"{path.name} is not its .py source run: python scripts/build_notebooks.py"
+        cells = lambda nb: [(c.cell_type, c.source) for c in nb.cells]  # noqa: E731
+        assert cells(source) == cells(built), (f"{path.name} is not its .py source run: python scripts/build_notebooks.py "
+                                               "(or --keep-outputs NAME, for an edit of its text alone)")
+
+
+def test_keep_outputs_takes_new_text_and_keeps_every_code_cells_outputs(tmp_path):
+    """build_notebooks --keep-outputs: a text cell added or edited in the .py reaches the .ipynb, each
+    code cell keeps its published outputs and id, and a code cell added is refused (it has no output)."""
+    import importlib.util
+
+    import jupytext
+
+    spec = importlib.util.spec_from_file_location("build_notebooks", ROOT / "scripts" / "build_notebooks.py")
+    build_notebooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_notebooks)
+    header = "# %% [markdown]\n# # A title\n\n"
+    source = tmp_path / "99_t.py"
+    source.write_text(header + "# %%\nx = 1\n\n# %%\nx + 1\n")
+    published = jupytext.read(source)
+    published.cells[2].outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "2"}, execution_count=2)]
+    published.cells[2].id = "kept-id"
+    jupytext.write(published, tmp_path / "99_t.ipynb", fmt="ipynb")
+    source.write_text(header + "# %%\nx = 1\n\n# %% [markdown]\n# Between.\n\n# %%\nx + 1\n\n"
+                      "# %% [markdown]\n# ## What it shows\n# Two.\n")
+    build_notebooks.keep_outputs(source)
+    kept = nbformat.read(tmp_path / "99_t.ipynb", as_version=4)
+    assert [c.cell_type for c in kept.cells] == ["markdown", "code", "markdown", "code", "markdown"]
+    assert kept.cells[3].outputs[0]["data"]["text/plain"] == "2" and kept.cells[3].id == "kept-id"
+    assert kept.cells[4].source == "## What it shows\nTwo."
+    source.write_text(source.read_text() + "\n# %%\nx + 2\n")
+    with pytest.raises(SystemExit, match="code cells"):
+        build_notebooks.keep_outputs(source)
 
 
 def test_no_published_progress_bar_shows_its_first_frame():

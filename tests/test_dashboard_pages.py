@@ -45,6 +45,67 @@ def test_a_chunking_question_page_shows_the_question_its_labels_and_what_each_bu
         assert len(builds) == 6 and "What each build handed over" in html
 
 
+def _handed_on_page(html: str) -> dict[str, list[tuple[str, int, int, str, list[str]]]]:
+    """Each build's passages as the page shows them: (document, start, end, text, marked parts)."""
+    from html import unescape
+
+    out = {}
+    for build, body in re.findall(r'<details class="handed" data-build="([^"]+)">(.*?)</details>', html, re.S):
+        out[build] = [(doc, int(a), int(b), unescape(re.sub(r"</?mark>", "", text)),
+                       [unescape(m) for m in re.findall(r"<mark>(.*?)</mark>", text, re.S)])
+                      for doc, a, b, text in re.findall(r'<div class="pmeta">#\d+ · ([^ ]+) · page [^·]* · characters '
+                                                        r'(\d+)–(\d+)</div><div class="handed-text">(.*?)</div>', body, re.S)]
+    return out
+
+
+def test_a_chunking_question_page_shows_what_each_build_handed_over_with_the_evidence_marked(runs, client):
+    from vectrixdb.evaluation.golden.labels import normal
+    from vectrixdb.evaluation.retrieval.sweep import read_documents
+
+    folder, ids = runs
+    report = load_run(folder, ids["chunking"])
+    outcomes = report.tables["outcomes"]
+    docs = {d.doc_id: d.markdown for d in read_documents(sorted(str(p) for p in (ROOT / "data" / "sample").glob("*")))}
+    golden = {json.loads(line)["id"]: json.loads(line) for line in GOLDEN.read_text(encoding="utf-8").splitlines() if line.strip()}
+    marked_somewhere = False
+    for qid in outcomes.index:
+        html = client.get(f"/runs/{ids['chunking']}/question", params={"id": qid}).text
+        shown = _handed_on_page(html)
+        assert set(shown) == set(outcomes.columns) and "hand-over was not recorded" not in html
+        quotes = [normal(e) for e in golden[qid].get("evidence") or []]
+        for build, handed in shown.items():
+            assert handed and sum(b - a for _, a, b, _, _ in handed) <= report["budget"]
+            for doc, a, b, text, marks in handed:
+                assert text == docs[doc][a:b]  # the text the build handed over, from the run alone
+                assert all(any(normal(m) in q for q in quotes) for m in marks) if quotes else True
+            marks = [m for *_, found in handed for m in found]
+            assert bool(marks) == bool(outcomes.loc[qid, build]), (qid, build)  # marked exactly where found
+            marked_somewhere |= bool(marks and quotes)
+    assert marked_somewhere  # an evidence quote was marked on some page
+
+
+def test_a_chunking_run_saved_before_the_hand_over_was_kept_says_so(runs, tmp_path):
+    from pathlib import Path
+
+    from fastapi.testclient import TestClient
+
+    from vectrixdb.server import create_app
+
+    folder, ids = runs
+    saved = next(Path(folder).rglob(f"{ids['chunking']}/report.json")).parent
+    old = tmp_path / "chunking" / "runs" / ids["chunking"]
+    old.mkdir(parents=True)
+    body = json.loads((saved / "report.json").read_text(encoding="utf-8"))
+    del body["values"]["handed"]  # what a run saved before the hand-over was kept holds
+    (old / "report.json").write_text(json.dumps(body), encoding="utf-8")
+    (old / "header.json").write_text((saved / "header.json").read_text(encoding="utf-8"), encoding="utf-8")
+    qid = str(load_run(folder, ids["chunking"]).tables["outcomes"].index[0])
+    html = TestClient(create_app(str(tmp_path)), base_url=LOCAL).get(
+        f"/runs/{ids['chunking']}/question", params={"id": qid}).text
+    assert "The hand-over was not recorded" in html and '<details class="handed"' not in html
+    assert len(re.findall(r'<tr data-build="[^"]+"><td>', html)) == 6  # whether each build held the evidence, still
+
+
 def test_a_golden_file_changed_since_the_run_is_not_shown_as_its_questions(runs):
     from vectrixdb.present import views
 

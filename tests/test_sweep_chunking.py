@@ -9,7 +9,8 @@ from tests.conftest import PDFS, require
 from vectrixdb.cli.commands import app
 from vectrixdb.evaluation import (CompareConfig, Question, check_golden, compare_chunking, load_questions, sweep,
                                   sweep_markdown)
-from vectrixdb.evaluation.chunking.compare import _hand_over, _join
+from vectrixdb.evaluation.chunking.compare import _hand_over
+from vectrixdb.evaluation.chunking.handed import join_spans as _join
 from vectrixdb.chunking import plain
 from vectrixdb.evaluation.runs.stats import mcnemar_exact
 

@@ -177,12 +177,13 @@ def question_detail(report, qid: str, row: dict | None = None) -> dict[str, Any]
     misses = index["misses"].get(qid, [])
     used = {"question", "answer", "expected_answer", "passages"} | {c for c in row if str(c).startswith(LEVELS)}
     used |= {c for c in row for j in judged if str(c).startswith(j["metric"])}
-    builds = _builds(report, row)
+    builds = _builds(report, row, qid)
     used |= {b["name"] for b in builds}
     other = [(str(c), fmt(row[c])) for c in row if c not in used]
     golden = golden_questions(report).get(qid) if get("question") is None else None
     text = fmt(get("question")) if get("question") is not None else (golden or {}).get("question") or qid
-    return {"id": qid, "question": text, "golden": golden, "builds": builds, "levels": levels,
+    return {"id": qid, "question": text, "golden": golden, "builds": builds,
+            "handed_recorded": bool(builds) and all(b["handed"] is not None for b in builds), "levels": levels,
             "answer": get("answer"), "expected_answer": get("expected_answer"), "judged": judged,
             "misses": [_miss(m) for m in misses], "other": other,
             "passages": [{"rank": p.get("rank"), "doc_id": p.get("doc_id"), "chunk_id": p.get("chunk_id"),
@@ -190,15 +191,19 @@ def question_detail(report, qid: str, row: dict | None = None) -> dict[str, Any]
                           "text": p.get("text") or ""} for p in _listed(get("passages"))]}
 
 
-def _builds(report, row: dict) -> list[dict[str, Any]]:
+def _builds(report, row: dict, qid: str) -> list[dict[str, Any]]:
     """A comparison's per-question row of builds (compare_chunking's `outcomes`: build -> whether what
-    it handed over held the evidence, or the answer was right): one entry per build, else []."""
+    it handed over held the evidence, or the answer was right): one entry per build, else []. Each
+    has what the build handed over (chunking/handed.py's passages), None when the run did not keep it."""
+    from vectrixdb.evaluation.chunking.handed import passages
+
     if KINDS[report.kind].questions != "outcomes" or not row:
         return []
     values = {str(c): v.item() if hasattr(v, "item") else v for c, v in row.items()}
     if not all(isinstance(v, bool) for v in values.values()):
         return []
-    return [{"name": c, "found": v} for c, v in values.items()]
+    record = report.get("handed")
+    return [{"name": c, "found": v, "handed": passages(record, c, qid)} for c, v in values.items()]
 
 
 MAX_GOLDEN_BYTES = 64 << 20

@@ -5,7 +5,9 @@ in a top 10). Here every build hands over its best hits for each question, best 
 `budget` characters are spent (the last one cut to fit), and a question is *found* when the row's
 evidence quotes are all in the handed text (a quote cut across two handed chunks counts when both
 were handed: handed spans that touch are joined before looking), or, for a row without evidence,
-when a page (or document) it expects is among the handed text.
+when a page (or document) it expects is among the handed text. What each build handed each question,
+and where the evidence lies in it, is kept as `report["handed"]` (evaluation/chunking/handed.py:
+references, and each handed character once), so a saved run's question page can show it.
 
 Plan: the registered techniques that need no option of their own (chunking.plain: the six built-in,
 in the registry's order, and any registered from outside) x three sizes (500, 1,000, 2,000;
@@ -39,6 +41,7 @@ from vectrixdb.evaluation.chunking.config import DEFAULT_COMPARE, MOVED, Compare
 from vectrixdb.evaluation.golden.questions import Question, split_label
 from vectrixdb.evaluation.golden.labels import normal
 from vectrixdb.evaluation.chunking.builds import Build
+from vectrixdb.evaluation.chunking.handed import record, regions
 from vectrixdb.evaluation.runs.report import Report
 from vectrixdb.roles import ChatModel, Embedder, EmbeddingModel, Questions
 from vectrixdb.settings import moved
@@ -196,6 +199,8 @@ def _compare(documents: Any, golden: Any, began: float, live: Any, *, budget: in
     if model_cost is not None:
         values["model"] = model_cost
         values["verdicts"] = answers
+    values["handed"] = record({b.label: handed[_key(b)] for b in builds}, {b.label: found[_key(b)] for b in builds},
+                              assigned, collections)
     values.update({"questions": len(assigned), "unassigned": len(questions) - len(assigned), "budget": budget,
                    "skipped": skipped, "model_builds": model_costs, "cost": {
                        "builds": len(builds), "chunks_made": sum(b.chunks for b in builds),
@@ -300,11 +305,7 @@ def _hand_over(scores: np.ndarray, spans: list[tuple[int, int, int]], budget: in
 
 def _found(q: Question, docs: list, handed: list[tuple[int, int, int]]) -> bool:
     if q.evidence:
-        texts = []
-        for d in {d for d, _, _ in handed}:
-            md = docs[d].markdown
-            for a, b in _join(sorted((a, b) for dd, a, b in handed if dd == d), md):
-                texts.append(normal(md[a:b]))
+        texts = [normal(docs[d].markdown[a:b]) for d, a, b in regions(docs, handed)]
         return all(any(normal(quote) in t for t in texts) for quote in q.evidence)
     pages = set(q.pages)
     handed_docs = {docs[d].doc_id for d, _, _ in handed}
@@ -316,17 +317,6 @@ def _found(q: Question, docs: list, handed: list[tuple[int, int, int]]) -> bool:
             return True
     whole = {e for e in q.expected if split_label(e)[1] is None}
     return bool(handed_docs & whole)
-
-
-def _join(spans: list[tuple[int, int]], md: str) -> list[tuple[int, int]]:
-    """Merge spans that overlap or are separated only by whitespace."""
-    out: list[list[int]] = []
-    for a, b in spans:
-        if out and (a <= out[-1][1] or not md[out[-1][1] : a].strip()):
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return [(a, b) for a, b in out]
 
 
 def _rank(builds: list[Build], outcomes: dict, assigned: list, alpha: float, found: dict | None = None,

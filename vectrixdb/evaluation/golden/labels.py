@@ -122,6 +122,25 @@ def normal(text: str) -> str:
     return " ".join(_MARKS.sub(" ", text).casefold().split())
 
 
+def folded(text: str) -> tuple[str, list[int]]:
+    """normal(text), and for each of its characters the offset in `text` it came from: a quote
+    matched on the normal form can be marked in the text itself. Built a character at a time with
+    normal's rules (Markdown marks and whitespace become one space, case folded, ends trimmed);
+    casefold works a character at a time, so the two agree (tests/test_handed.py checks)."""
+    chars: list[str] = []
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        for c in (" " if _MARKS.match(ch) or ch.isspace() else ch.casefold()):
+            if c == " " and (not chars or chars[-1] == " "):
+                continue
+            chars.append(c)
+            origin.append(i)
+    if chars and chars[-1] == " ":
+        chars.pop()
+        origin.pop()
+    return "".join(chars), origin
+
+
 def holds(chunk: str, quote: str) -> bool:
     """True when the chunk holds the quote, or at least half of it where the chunk is cut inside it."""
     if not quote:

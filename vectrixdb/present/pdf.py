@@ -11,6 +11,7 @@ from vectrixdb.extras import needs
 
 import io as _io
 import os
+import re
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -115,9 +116,45 @@ def on(colour, style):
     return style if ink == "#000000" else style.clone(style.name + "-light", textColor=ink)
 
 
+PADDING = 6  # points: reportlab's default left and right padding of a table cell
+SMALLEST = 5  # points: a header's font never shrinks below this
+
+
+def name_pieces(name: str) -> list[str]:
+    """Where a column name may break: after a space, an underscore or a slash, before an @
+    (`ndcg_judged@1` -> `ndcg_`, `judged`, `@1`; a chunking build `recursive/1000/heading`)."""
+    return [p for p in re.split(r"(?<=[ _/])|(?=@)", name) if p]
+
+
+def header_cells(names: list[Any], widths: list[float], style) -> list[Any]:
+    """A header row whose names break only between name_pieces: reportlab breaks a word too long
+    for its column anywhere (`ndcg_ju` / `dged@1`). Each cell's pieces fill lines greedily; where a
+    piece is wider than its column, the whole row's font shrinks (to SMALLEST at most) so it fits."""
+    with needs("serve"):
+        from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    font, size = style.fontName, style.fontSize
+    room = [w - 2 * PADDING for w in widths]
+    pieces = [name_pieces(str(n)) for n in names]
+    widest = max((stringWidth(p.strip(), font, size) / r for ps, r in zip(pieces, room) for p in ps if r > 0), default=0)
+    if widest > 1:
+        size = max(size / widest, SMALLEST)
+        style = style.clone(style.name + "-header", fontSize=size, leading=size * 1.25)
+    cells = []
+    for ps, r in zip(pieces, room):
+        lines = [""]
+        for p in ps:
+            if lines[-1].strip() and stringWidth((lines[-1] + p).strip(), font, size) > r:
+                lines.append("")
+            lines[-1] += p
+        cells.append(P("\n".join(line.strip() for line in lines), style))
+    return cells
+
+
 def grid(rows: list[list], st, widths=None, header=True, backgrounds=None) -> Any:
     """A table of escaped paragraphs; backgrounds[(col, row)] colours a cell, its text in the
-    colour legible on it."""
+    colour legible on it. With widths, the header row's names break only where a name may
+    (header_cells)."""
     with needs("serve"):
         from reportlab.lib import colors
         from reportlab.platypus import Table, TableStyle
@@ -125,6 +162,8 @@ def grid(rows: list[list], st, widths=None, header=True, backgrounds=None) -> An
     backgrounds = backgrounds or {}
     cells = [[P(c, on(backgrounds[(j, i)], st["small"]) if (j, i) in backgrounds else st["small"])
               for j, c in enumerate(row)] for i, row in enumerate(rows)]
+    if header and widths and rows and not any((j, 0) in backgrounds for j in range(len(rows[0]))):
+        cells[0] = header_cells(rows[0], widths, st["small"])
     table = Table(cells, colWidths=widths, repeatRows=1 if header else 0, hAlign="LEFT")
     style: list[tuple[Any, ...]] = [
         ("GRID", (0, 0), (-1, -1), 0.25, colors.HexColor("#c9ced8")), ("VALIGN", (0, 0), (-1, -1), "TOP"),

@@ -56,7 +56,8 @@ Markdown(sweep_markdown(report))
 # %%
 import pandas as pd
 print("ranked by:", report["ranked_by"])
-pd.Series(report["best"], name="the sweep's pick").drop(["build_s"]).to_frame().T.round(3)
+pd.Series(report["best"], name="the sweep's pick").drop(["build_s"]).map(
+    lambda v: round(v, 3) if isinstance(v, float) else v).to_frame()
 
 # %%
 import matplotlib.pyplot as plt
@@ -91,7 +92,8 @@ exp.frame.loc[["ndcg@10", "recall@1", "recall@10"], ["a", "b", "difference", "p_
 row = exp.frame.loc["ndcg@10"]
 print(f"- The sweep's pick is {pick.meta.get('name') or 'the first row'}: nDCG@10 {first['ndcg@10']:.3f}, "
       f"against {second['ndcg@10']:.3f} for the runner-up ({runner_up.meta.get('name') or 'the second row'}).")
-print(f"- Paired by question, the gap is {row['difference']:+.3f} (Holm-adjusted p {row['p_holm']:.3g}): {row['verdict']}; "
+print(f"- Paired by question, the runner-up minus the pick is {row['difference']:+.3f} nDCG@10 "
+      f"(Holm-adjusted p {row['p_holm']:.3g}): {row['verdict']}; "
       f"these {report['questions']} questions detect a difference of about {row['detectable']:.2f} with 80% power.")
 modes = report.frame.groupby("search")["ndcg@10"].max()
 print("- Best nDCG@10 by search mode: " + ", ".join(f"{m} {v:.3f}" for m, v in modes.items()) + ".")

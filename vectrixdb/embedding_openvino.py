@@ -330,7 +330,8 @@ INT8_DOT_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
 def int8_not_faster() -> str | None:
     """Why the int8 graph will run at about fp32 speed on this CPU, or None when it should be faster
     or this cannot be told (no /proc/cpuinfo). Without int8 dot-product instructions OpenVINO
-    still runs int8 (AVX2 kernels), with the same vectors, but measured here on an AVX2-only AMD
+    still runs the same int8 graph (AVX2 kernels, whose rounding differs a little from VNNI's or
+    AMX's, so the vectors agree closely but not bit for bit), but measured here on an AVX2-only AMD
     EPYC it embedded 1.0x fp32's passages per CPU second (benchmarks/quantized_embedding.json)."""
     try:
         text = Path("/proc/cpuinfo").read_text()
@@ -340,7 +341,7 @@ def int8_not_faster() -> str | None:
     if flags is None or any(flag in flags for flag in INT8_DOT_FLAGS):
         return None
     return ("this CPU has no int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI or AMX), so the int8 "
-            "embedder runs at about the float model's speed here; its vectors are the same as on any other CPU")
+            "embedder runs at about the float model's speed here (its vectors match other CPUs' up to rounding)")
 
 
 def compiled_cache(folder: Path) -> str | None:

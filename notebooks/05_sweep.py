@@ -92,9 +92,12 @@ exp.frame.loc[["ndcg@10", "recall@1", "recall@10"], ["a", "b", "difference", "p_
 row = exp.frame.loc["ndcg@10"]
 print(f"- The sweep's pick is {pick.meta.get('name') or 'the first row'}: nDCG@10 {first['ndcg@10']:.3f}, "
       f"against {second['ndcg@10']:.3f} for the runner-up ({runner_up.meta.get('name') or 'the second row'}).")
+detectable = row["detectable"]
+sized = (f"these {report['questions']} questions detect a difference of about {detectable:.2f} with 80% power"
+         if detectable is not None and detectable == detectable   # None or NaN: no question scored differently
+         else "no question scores differently under the two, so these questions cannot size a gap at all")
 print(f"- Paired by question, the runner-up minus the pick is {row['difference']:+.3f} nDCG@10 "
-      f"(Holm-adjusted p {row['p_holm']:.3g}): {row['verdict']}; "
-      f"these {report['questions']} questions detect a difference of about {row['detectable']:.2f} with 80% power.")
+      f"(Holm-adjusted p {row['p_holm']:.3g}): {row['verdict']}; {sized}.")
 modes = report.frame.groupby("search")["ndcg@10"].max()
 print("- Best nDCG@10 by search mode: " + ", ".join(f"{m} {v:.3f}" for m, v in modes.items()) + ".")
 print("- Limits: the pick is chosen on the same questions it is scored on, so its lead is, if anything, flattering; "

@@ -31,12 +31,15 @@ def versions(*names: str) -> dict:
     return out
 
 
-def write_json(path: str, out: dict) -> None:
-    """A bench's ending: the load average after, and `out` written atomically (a reader never sees half a file)."""
+def write_json(path, out: dict, indent: int = 1) -> None:
+    """A bench's ending: the CPU it ran on (machine_cpu) unless `out` names it, the load average
+    after (1, 5 and 15 minutes: the last spans most runs), and `out` written atomically (a reader
+    never sees half a file). Every bench writes through here, so every figure names its machine."""
     import os
 
+    out.setdefault("cpu", machine_cpu())
     out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    write_atomic(path, out, indent=1)
+    write_atomic(path, out, indent=indent)
 
 
 def keep_before(path, result: dict) -> dict:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import keep_before, versions, write_atomic
+from _bench import keep_before, versions, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = {"dense_ndcg@10_mteb_all-MiniLM-L6-v2": 0.6451, "bm25_ndcg@10_beir_paper": 0.665,
@@ -103,7 +103,7 @@ def main() -> int:
         "measured": time.strftime("%Y-%m-%d"),
     }
     result = keep_before(args.out, result)  # the run this one replaces, kept whole under "before"
-    write_atomic(args.out, result)
+    write_json(args.out, result, indent=2)
     print(json.dumps({k: v for k, v in result.items() if k not in ("table", "before")}, indent=2))
     return 0
 

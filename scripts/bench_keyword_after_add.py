@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import versions  # noqa: E402
+from _bench import versions, write_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 ONE_CHUNK = {"chunk": "fixed", "chunk_size": 20000}  # each passage is one chunk
@@ -184,7 +184,7 @@ def main() -> int:
         "measured": time.strftime("%Y-%m-%d"),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    write_json(args.out, report, indent=2)
     print(json.dumps(report, indent=2))
     return 0
 

@@ -45,7 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import versions  # noqa: E402
+from _bench import machine_cpu, versions  # noqa: E402
 
 HOW = " ".join(" ".join(__doc__.split("\n\n")[2:4]).split())
 
@@ -254,6 +254,7 @@ def slot_only(args) -> int:
                                                                      "after": [round(x, 2) for x in os.getloadavg()]},
                                      "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     tmp = path.with_suffix(".tmp")
+    whole.setdefault("cpu", machine_cpu())  # every figure names the machine it was measured on
     tmp.write_text(json.dumps(whole, indent=2, ensure_ascii=False) + "\n")
     tmp.replace(path)
     print(json.dumps(whole["local_model_one_slot"], indent=2))
@@ -336,6 +337,7 @@ def main() -> int:
     }
     path = Path(args.out)
     tmp = path.with_suffix(".tmp")
+    out.setdefault("cpu", machine_cpu())  # every figure names the machine it was measured on
     tmp.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     tmp.replace(path)  # atomic: a reader never sees half a file
     print(json.dumps({k: out[k] for k in ("remote_like", "local_model_one_slot")}, indent=2))

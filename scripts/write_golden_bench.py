@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import versions  # noqa: E402
+from _bench import machine_cpu, versions  # noqa: E402
 
 GOLDEN = ROOT / "data" / "golden" / "uber_2021.jsonl"
 
@@ -253,6 +253,7 @@ def main() -> int:
     if out.exists() and "runs" in json.loads(out.read_text()):
         whole["runs"] = json.loads(out.read_text())["runs"]
     tmp = out.with_suffix(".tmp")
+    whole.setdefault("cpu", machine_cpu())  # every figure names the machine it was measured on
     tmp.write_text(json.dumps(whole, indent=2, ensure_ascii=False) + "\n")
     tmp.replace(out)  # atomic: a reader never sees half a file
     print(json.dumps({k: run[k] for k in ("per_kept_question", "sent_back_share", "rerun_from_cache")}, indent=2))
@@ -283,6 +284,7 @@ def _probe(args, db, base, model, load_before) -> int:
         whole = json.loads(out.read_text()) if out.exists() else {}
         whole.setdefault("runs", {})[label] = result
         tmp = out.with_suffix(".tmp")
+        whole.setdefault("cpu", machine_cpu())  # every figure names the machine it was measured on
         tmp.write_text(json.dumps(whole, indent=2, ensure_ascii=False, default=str) + "\n")
         tmp.replace(out)  # atomic, after every draft: a run stopped early leaves its figures so far
         return result

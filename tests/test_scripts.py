@@ -356,3 +356,16 @@ def test_compare_embedders_bench(data, models, tmp_path):
         route = rows["llama.cpp route #minilm"]
         assert route["cost"].startswith("chunks: not priced (") and route["cost_per_1k_chunks"] is None
         assert rows["all-MiniLM-L6-v2@int8"]["cost"] == "local" and all(unit(r["ndcg"]) for r in rows.values())
+
+
+def test_every_bench_script_records_the_cpu_its_figures_were_measured_on():
+    """Every script that writes a file under benchmarks/ names the machine in it: through
+    _bench.write_json (which adds machine_cpu() and the load average after) or machine_cpu() itself.
+    A new bench that writes its JSON by hand, without either, fails here."""
+    named = re.compile(r"\bwrite_json\(|\bwrite_prompts\(|\bmachine_cpu\(")
+    writers = [p for p in sorted((ROOT / "scripts").glob("*.py"))
+               if '"benchmarks"' in p.read_text() or "benchmarks/" in p.read_text()]
+    assert len(writers) > 20
+    silent = [p.name for p in writers if p.name not in ("_bench.py", "docs_figures.py", "get_model.py",
+                                                         "figures_table.py") and not named.search(p.read_text())]
+    assert not silent, f"these benches write figures without naming the CPU: {silent}"

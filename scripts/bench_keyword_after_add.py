@@ -169,8 +169,8 @@ def main() -> int:
                "query) first in a second reader process opened before the adds, then in the writer's process; each "
                "version in a fresh process. Vectors from a stand-in embedder (hashed bag of words, 384 dims, "
                "unit length) instead of a model, so building 20,000 chunks takes seconds, not minutes; keyword "
-               "search does not use the vectors. The machine's 2 cores were shared with other work, so "
-               "single figures are noisy; p50 is the figure to read.",
+               "search does not use the vectors. The CPU and the load average after the run are recorded beside "
+               "the figures; single figures are noisy, p50 is the figure to read.",
         "now": now,
         "before": {"commit": args.baseline, **before} if before else None,
         "target": {"keyword_p50_ms_right_after_add": "< 50", "met": p50 < 50,

@@ -11,7 +11,9 @@
 
 # %% [markdown]
 # # 4. Where to stop answering (SciFact)
-# Every labelled question's top result is an answer or a near miss; questions from outside the corpus add near misses. `answer_cutoff` finds the score that separates them best, for one way of searching: dense (cosine) unless `mode=` says otherwise, and the report records which. The model is the bundled all-MiniLM-L6-v2, its float version (`@fp32`).
+# **Question.** Below which retrieval score should a RAG say it has no answer, and how well does one score tell a question the corpus answers from one it does not?
+#
+# **Method.** Every labelled question's top result is an answer or a near miss; questions from outside the corpus add near misses. `answer_cutoff` finds the score that separates them best, for one way of searching: dense (cosine) unless `mode=` says otherwise, and the report records which. The model is the bundled all-MiniLM-L6-v2, its float version (`@fp32`).
 #
 # The first part reads the published full run, benchmarks/answer_cutoff_scifact_minilm.json (`scripts/answer_cutoff_bench.py`: all 300 judged test queries, the 5,183 abstracts, the 30 outside questions of data/unanswerable_general.txt). The second part measures the same live: on everything in a full run; on 40 queries over their judged abstracts and 300 others when `VECTRIXDB_NOTEBOOK_SMALL=1` (CI, and the committed outputs below: the full build takes over 20 minutes on 2 shared cores).
 

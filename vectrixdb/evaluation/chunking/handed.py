@@ -67,10 +67,9 @@ def evidence_marks(q: Question, docs: list, handed: list[Span],
     if q.evidence:
         out: list[Span] = []
         joined = regions(docs, handed)
-        for quote in q.evidence:
+        for quote in q.evidence:  # found on the folded text alone: no region is normalised again
             needle = normal(quote)
-            at = next((_locate(fold(d), d, a, b, needle) for d, a, b in joined
-                       if needle and needle in normal(docs[d].markdown[a:b])), None)
+            at = next((where for d, a, b in joined if needle and (where := _locate(fold(d), d, a, b, needle))), None)
             if at is not None:
                 out.append(at)
         return out

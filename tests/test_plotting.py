@@ -207,3 +207,16 @@ def test_a_long_verdict_title_wraps_between_words_and_is_never_cut_mid_word():
     lines = title.split("\n")
     assert 1 < len(lines) <= 3 and all(len(line) <= 100 for line in lines)
     assert " ".join(lines) == f"3 candidates, n = 40 questions: {verdict}"
+
+
+def test_the_answers_plot_names_its_whole_judge():
+    """The judge's name was cut at 40 characters ("answers judged by http://127.0.0.1:8090/v1#qwen2.5-co"):
+    a served judge is named by its address and model, and the cut dropped the model."""
+    from vectrixdb.evaluation.runs.report import Report
+    from vectrixdb.plotting import answers_plot
+
+    judge = "http://127.0.0.1:8090/v1#qwen2.5-coder-1.5b-instruct-q4_k_m"
+    report = Report("answers", {"metrics": {"correctness": 0.5}, "ci": {"correctness": [0.4, 0.6]},
+                                "judge": judge, "questions": 12})
+    lines = answers_plot(report).axes[0].get_title().split("\n")
+    assert " ".join(lines) == f"answers judged by {judge} (n=12)" and all(len(line) <= 60 for line in lines)

@@ -254,7 +254,10 @@ def answers_plot(report, ax=None):
     _interval_bars(ax, names, [report["metrics"][m] for m in names], [report["ci"].get(m) for m in names])
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("mean score (0-1), 95% CI")
-    ax.set_title(f"answers judged by {report['judge'][:40]} (n={report['questions']})", fontsize=10)
+    from vectrixdb.plotting.studies import wrapped_title  # studies imports this module: not at the top
+
+    # a served judge's name is its address and model (often over 60 characters): wrapped, never cut
+    ax.set_title(wrapped_title(f"answers judged by {report['judge']} (n={report['questions']})", 60), fontsize=10)
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     return fig

@@ -236,7 +236,28 @@ def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
     return pages
 
 
+READER_ENV = "VECTRIXDB_PDF_READER"  # which reader reads PDFs: READERS[0] (the default) or another of READERS
+READERS = ("pypdf", "pdfium")
+
+
 def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document:
+    """A PDF's pages as Markdown, read by the reader $VECTRIXDB_PDF_READER names: `pypdf` (the
+    default, also when unset or empty; the published figures were measured with it) or `pdfium`
+    (vectrixdb.reading.pdfium: about 10x less CPU, Markdown of the same shape, spacing and a few
+    tables differ). Any other value raises BadInput naming the variable and the allowed values."""
+    chosen = os.environ.get(READER_ENV, "").strip()
+    if chosen in ("", READERS[0]):
+        return read_pdf_pypdf(data, doc_id=doc_id, source=source)
+    if chosen == "pdfium":
+        from vectrixdb.reading.pdfium import read_pdf as read_pdf_pdfium
+
+        return read_pdf_pdfium(data, doc_id=doc_id, source=source)
+    raise BadInput(f"{READER_ENV}={chosen!r}: give one of {', '.join(READERS)} (unset reads with {READERS[0]})")
+
+
+def read_pdf_pypdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document:
+    """A PDF read by pypdf: two passes per page (layout text, styled runs), in child processes for
+    a long PDF; see the module's docstring."""
     with needs("pdf"):
         from pypdf import PdfReader
         from pypdf.errors import PdfReadError
@@ -262,7 +283,7 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
                 except ReadingProcessFailed as exc:
                     warnings.warn(f"{where}: reading in {processes} processes failed ({exc}); reading it in this "
                                   f"process instead (set {READ_PROCESSES_ENV}=1 to skip the attempt)",
-                                  RuntimeWarning, stacklevel=2)
+                                  RuntimeWarning, stacklevel=3)
                     if bar is not None:
                         bar.reset()
             if not pages:
@@ -281,6 +302,16 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
         raise BadInput(f"{where}: not a readable PDF ({type(exc).__name__}: {exc})") from None
     if not pages:
         raise BadInput(f"{where}: the PDF has no pages")
+    return pages_document(pages, doc_id, source)
+
+
+def pages_document(pages: list[tuple[str, list[tuple[str, float, bool]]]], doc_id: str,
+                   source: str | None, heading_chars: int = 120) -> Document:
+    """A Document from each page's layout text and styled runs `(text, size, heavy)`, whichever
+    reader gave them: the body size is the size set in most characters; sizes at least 1.15x the
+    body's, in 3 characters or more, are heading sizes, the largest `#`, the next `##`, the rest
+    `###`; each page becomes Markdown (`_markdown`, a line in a heading size being a heading when
+    it has at most `heading_chars` characters); pages with no text are kept empty and noted."""
     sizes: Counter = Counter()
     for _, runs in pages:
         for text, size, _heavy in runs:
@@ -288,7 +319,7 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
     body = sizes.most_common(1)[0][0] if sizes else 0.0
     heading_sizes = sorted({s for s, n in sizes.items() if body and s >= body * 1.15 and n >= 3}, reverse=True)
     level = {s: min(i + 1, 3) for i, s in enumerate(heading_sizes)}
-    texts = [_markdown(text, runs, body, level) for text, runs in pages]
+    texts = [_markdown(text, runs, body, level, heading_chars) for text, runs in pages]
     empty = [i + 1 for i, t in enumerate(texts) if not t.strip()]
     notes: tuple[str, ...] = ()
     if empty:
@@ -299,9 +330,9 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
 registry.register("readers", ".pdf", read_pdf)
 
 
-def _heading(line: str, styles: dict, body: float, level: dict) -> str | None:
+def _heading(line: str, styles: dict, body: float, level: dict, heading_chars: int = 120) -> str | None:
     style = styles.get(line)
-    if not style or len(line) > 120 or not any(c.isalpha() for c in line):
+    if not style or len(line) > heading_chars or not any(c.isalpha() for c in line):
         return None
     size, heavy = style
     if size in level:
@@ -340,7 +371,7 @@ def _columns(raw_lines: list[str]) -> list[str] | None:
     return [_collapse(x) for x in left + [""] + right]
 
 
-def _markdown(text: str, runs, body: float, level: dict) -> str:
+def _markdown(text: str, runs, body: float, level: dict, heading_chars: int = 120) -> str:
     styles: dict[str, tuple[float, bool]] = {}
     for run_text, size, heavy in runs:
         old = styles.get(run_text)
@@ -357,7 +388,7 @@ def _markdown(text: str, runs, body: float, level: dict) -> str:
         line = _collapse(raw)
         if not line:
             continue
-        heading = _heading(line, styles, body, level)
+        heading = _heading(line, styles, body, level, heading_chars)
         if heading:
             out += ["", heading, ""]
         elif _BULLET.match(line):

@@ -1,0 +1,195 @@
+"""PDF pages to Markdown with pypdfium2 (PDFium, BSD/Apache licences): the opt-in fast reader.
+
+Chosen with $VECTRIXDB_PDF_READER=pdfium (vectrixdb.reading.pdf.read_pdf dispatches); the default
+stays pypdf. The Markdown has the same shape as pypdf's reader: each page gives a fixed-width layout
+text and styled runs `(text, size, heavy)`, and `pdf.pages_document` turns them into Markdown by the
+same rules (headings by size or bold, tables, two columns, bullets, page boundaries, notes).
+
+The rules of this reader:
+- PDFium parses each page in C. Python sees one record per text object (one per text-showing
+  operator, Tj or TJ, also inside form XObjects): its text, baseline origin, right edge, font size
+  (times the vertical scale of its matrix, as pypdf's runs) and font name, a few ctypes calls per
+  object and never one per character.
+- Consecutive objects less than a font size apart in height and less than 3 space widths apart in
+  width (a space taken as a quarter of the font size; 5 back at most) are one group, joined by as
+  many spaces as the gap holds, one less when either side already ends in a space, as pypdf joins
+  the strings of one text block. A group is what pypdf's layout mode lays out: its own functions
+  group them by baseline, take a fixed character width from them and put each group at its
+  column, so wide gaps stay 3+ spaces (table cells, columns) as in pypdf's output.
+- A run is an object's text with its spaces collapsed; it is heavy when its font's name says bold,
+  black, heavy or semibold (as pypdf's reader).
+- Rotated text is kept (pypdf's layout mode drops it): no character of PDFium's text is lost.
+- A page with no characters is an empty page (noted as a scan by pages_document).
+The whole file is read in this process: PDFium is not thread-safe and a page costs about 2 ms.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import Any
+
+from vectrixdb.errors import BadInput
+from vectrixdb.extras import needs
+from vectrixdb.reading.document import Document
+from vectrixdb.reading.pdf import _collapse, pages_document
+
+#: A line set in a heading size is a heading up to this many characters (pypdf's reader: 120). PDFium's
+#: runs are whole text objects, so a full line of an exhibit set larger than the filing's body text
+#: matches its run (pypdf's runs split such lines and rarely match); a heading is rarely this long.
+HEADING_CHARS = 80
+_HEAVY = ("bold", "black", "heavy", "semibold")
+_JOIN_SPACES = 3  # objects closer than this many space widths on one baseline are one group
+#: PDFium's text marks a hyphen that ends a line as \x02; line breaks and NULs inside an object are spaces
+_CONTROLS = str.maketrans({"\x02": "-", "\x00": None, "\r": " ", "\n": " "})
+
+Matrix = tuple[float, float, float, float, float, float]
+
+
+def _compose(inner: Matrix, outer: Matrix) -> Matrix:
+    """The matrix of `inner` followed by `outer` (PDF row-vector convention)."""
+    a, b, c, d, e, f = inner
+    A, B, C, D, E, F = outer
+    return (a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D, e * A + f * C + E, e * B + f * D + F)
+
+
+class _PageReader:
+    """Reads the text objects of pages with PDFium's raw calls, reusing its ctypes buffers."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.matrix = raw.FS_MATRIX()
+        self.size = ctypes.c_float()
+        self.box = [ctypes.c_float() for _ in range(4)]
+        self.name = ctypes.create_string_buffer(256)
+        self.text = (ctypes.c_ushort * 1)()
+        self.fonts: dict[int | None, bool] = {}
+
+    def page(self, page: Any, textpage: Any, chars: int) -> tuple[str, list[tuple[str, float, bool]]]:
+        """A page's layout text and styled runs."""
+        if len(self.text) < 2 * chars + 64:
+            self.text = (ctypes.c_ushort * (2 * chars + 64))()
+        self.fonts = {}  # font handles belong to a page's data: not kept across pages
+        raw = self.raw
+        records: list[tuple[float, float, float, float, float, str]] = []
+        runs: list[tuple[str, float, bool]] = []
+        self._walk(textpage, raw.FPDFPage_CountObjects(page), lambda k: raw.FPDFPage_GetObject(page, k),
+                   None, records, runs)
+        return _layout(records), runs
+
+    def _walk(self, textpage: Any, count: int, get: Any, outer: Matrix | None, records: list, runs: list) -> None:
+        raw = self.raw
+        for k in range(count):
+            obj = get(k)
+            kind = raw.FPDFPageObj_GetType(obj)
+            if kind == raw.FPDF_PAGEOBJ_TEXT:
+                self._text_object(textpage, obj, outer, records, runs)
+            elif kind == raw.FPDF_PAGEOBJ_FORM:
+                m = self.matrix
+                raw.FPDFPageObj_GetMatrix(obj, m)
+                form: Matrix = (m.a, m.b, m.c, m.d, m.e, m.f)
+                self._walk(textpage, raw.FPDFFormObj_CountObjects(obj),
+                           lambda j, obj=obj: raw.FPDFFormObj_GetObject(obj, j),
+                           form if outer is None else _compose(form, outer), records, runs)
+
+    def _text_object(self, textpage: Any, obj: Any, outer: Matrix | None, records: list, runs: list) -> None:
+        raw, buf = self.raw, self.text
+        got = raw.FPDFTextObj_GetText(obj, textpage, buf, ctypes.sizeof(buf))
+        if got > ctypes.sizeof(buf):  # more than the page's characters (line feeds added): a larger buffer
+            self.text = buf = (ctypes.c_ushort * (got // 2 + 1))()
+            got = raw.FPDFTextObj_GetText(obj, textpage, buf, ctypes.sizeof(buf))
+        if got <= 2:
+            return
+        text = ctypes.string_at(buf, got - 2).decode("utf-16-le", "replace").replace("\r\n", " ").translate(_CONTROLS)
+        if not text.strip():
+            return
+        m = self.matrix
+        raw.FPDFPageObj_GetMatrix(obj, m)
+        matrix: Matrix = (m.a, m.b, m.c, m.d, m.e, m.f)
+        left, bottom, right, top = self.box
+        raw.FPDFPageObj_GetBounds(obj, left, bottom, right, top)
+        x1 = right.value
+        if outer is not None:
+            x1 = _compose((1, 0, 0, 1, right.value, matrix[5]), outer)[4]
+            matrix = _compose(matrix, outer)
+        raw.FPDFTextObj_GetFontSize(obj, self.size)
+        size = self.size.value * math.hypot(matrix[1], matrix[3])
+        font = raw.FPDFTextObj_GetFont(obj)
+        key = ctypes.cast(font, ctypes.c_void_p).value
+        heavy = self.fonts.get(key)
+        if heavy is None:
+            length = raw.FPDFFont_GetBaseFontName(font, self.name, len(self.name)) if font else 0
+            name = self.name.value.decode("latin-1").lower() if 0 < length <= len(self.name) else ""
+            heavy = self.fonts[key] = any(w in name for w in _HEAVY)
+        flip = -1.0 if matrix[3] < 0 else 1.0
+        records.append((matrix[4], matrix[5] * flip, max(x1, matrix[4]), size, flip, text))
+        runs.append((_collapse(text), round(size, 1), heavy))
+
+
+def _layout(records: list[tuple[float, float, float, float, float, str]]) -> str:
+    """A page's fixed-width text from its text objects `(x, y, right, size, flip, text)` in content
+    order (y already times flip): objects are joined into groups (see the module's rules), then
+    laid out by pypdf's layout-mode functions with its defaults (character width weight 1.25,
+    blank lines from vertical gaps at a font height's weight of 1)."""
+    with needs("pdf"):
+        from pypdf._text_extraction._layout_mode import fixed_char_width, fixed_width_page, y_coordinate_groups
+    groups: list[dict[str, Any]] = []
+    for x, y, right, size, flip, text in records:
+        last = groups[-1] if groups else None
+        space = size / 4 or 1.0
+        if last is not None and abs(last["ty"] - y) <= size and last["flip_sort"] == flip:
+            gap = x - last["displaced_tx"]
+            if -5 * space <= gap < _JOIN_SPACES * space:
+                spaces = max(0, round(gap / space))
+                if last["text"].endswith(" ") or text.startswith(" "):
+                    spaces = max(0, spaces - 1)
+                last["text"] += " " * spaces + text
+                last["displaced_tx"] = max(right, last["displaced_tx"])
+                continue
+        groups.append({"tx": x, "ty": y, "font_size": size, "font_height": size, "text": text,
+                       "displaced_tx": right, "flip_sort": flip})
+    if not groups:
+        return ""
+    groups.sort(key=lambda g: (g["ty"], -g["tx"]), reverse=True)  # top to bottom, left to right (as pypdf)
+    min_x = min(g["tx"] for g in groups)
+    for g in groups:
+        g["tx"] -= min_x
+        g["displaced_tx"] -= min_x
+    return fixed_width_page(y_coordinate_groups(groups), fixed_char_width(groups, 1.25), True, 1)  # type: ignore[arg-type]
+
+
+def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document:
+    """A PDF's pages as Markdown, read with PDFium in this process. An empty file, bytes PDFium
+    cannot open, or a PDF encrypted with a password other than the empty one raise BadInput naming
+    the source; a page without text is kept empty and noted."""
+    with needs("pdf"):
+        import pypdfium2 as pdfium  # type: ignore[import-untyped]
+        import pypdfium2.raw as raw  # type: ignore[import-untyped]
+
+    where = source or doc_id
+    if not data:
+        raise BadInput(f"{where}: the file is empty (0 bytes)")
+    try:
+        pdf = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        if getattr(exc, "err_code", None) == raw.FPDF_ERR_PASSWORD:
+            raise BadInput(f"{where}: the PDF is encrypted; decrypt it first") from None
+        raise BadInput(f"{where}: not a readable PDF ({exc})") from None
+    reader = _PageReader(raw)
+    pages: list[tuple[str, list[tuple[str, float, bool]]]] = []
+    try:
+        for i in range(len(pdf)):
+            page = pdf[i]
+            textpage = page.get_textpage()
+            try:
+                chars = textpage.count_chars()
+                pages.append(reader.page(page.raw, textpage.raw, chars) if chars > 0 else ("", []))
+            finally:
+                textpage.close()
+                page.close()
+    except pdfium.PdfiumError as exc:
+        raise BadInput(f"{where}: not a readable PDF ({exc})") from None
+    finally:
+        pdf.close()
+    if not pages:
+        raise BadInput(f"{where}: the PDF has no pages")
+    return pages_document(pages, doc_id, source, HEADING_CHARS)

@@ -12,6 +12,7 @@ PENALTY = {"empty": 1.0, "garbled": 0.8, "contents": 0.6, "numbers": 0.5, "capti
 SCRAP_BELOW = 80  # a page (or chunk) with fewer characters than this, spaces not counted, is a scrap
 _CONTENTS_LINE = re.compile(r"(\.{3,}|\s{2,}|\t)\s*\d{1,4}\s*$")
 _NUMBER = re.compile(r"^[\(\-\$€£%]*[\d][\d,.\-%)]*$")
+_VOWEL = re.compile(r"[aeiouyAEIOUY]")
 _CAPTION = re.compile(r"^\s*(figure|fig\.|image|photo|picture|chart|exhibit)\b", re.I)
 
 
@@ -21,10 +22,10 @@ def assess(text: str) -> tuple[tuple[str, ...], float]:
     flags: list[str] = []
     if not body:
         return ("empty",), 0.0
-    letters = sum(ch.isalpha() for ch in body)
+    letters = sum(map(str.isalpha, body))
     # Garbled: mostly not letters, or replacement characters, or "words" with no vowels.
     words = re.findall(r"[A-Za-z]{3,}", text)
-    vowelless = sum(not re.search(r"[aeiouyAEIOUY]", w) for w in words)
+    vowelless = sum(1 for w in words if not _VOWEL.search(w))
     if letters / len(body) < 0.4 and not _mostly_numbers(text) or text.count("\ufffd") > 3 or (
         len(words) >= 20 and vowelless / len(words) > 0.3
     ):
@@ -48,4 +49,4 @@ def assess(text: str) -> tuple[tuple[str, ...], float]:
 
 def _mostly_numbers(text: str) -> bool:
     tokens = [t.strip("|") for t in text.split() if t.strip("|")]
-    return len(tokens) >= 20 and sum(bool(_NUMBER.match(t)) for t in tokens) / len(tokens) > 0.5
+    return len(tokens) >= 20 and sum(1 for t in tokens if _NUMBER.match(t)) / len(tokens) > 0.5

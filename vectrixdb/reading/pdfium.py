@@ -100,6 +100,7 @@ class _PageReader:
         if got <= 2:
             return
         text = ctypes.string_at(buf, got - 2).decode("utf-16-le", "replace").replace("\r\n", " ").translate(_CONTROLS)
+        text = text.rstrip(" ")  # PDFium's space after an object (often its own): its gap is measured instead
         if not text.strip():
             return
         m = self.matrix

@@ -1,19 +1,27 @@
 """Reading and chunking speed on the two 10-K PDFs.
 
-usage: python scripts/bench_reading.py ../shared/data/pdfs [--out benchmarks/reading.json] [--small]
+usage: python scripts/bench_reading.py ../shared/data/pdfs [--out benchmarks/reading.json] [--small] [--fast-only]
 
 pages/s: pypdf reading each PDF into paged Markdown (layout pass + font pass), best of 2, read as
 `read` does (one process per core for a long PDF) and in one process ($VECTRIXDB_READ_PROCESSES=1),
 in turn; the two Documents are compared.
+fast readers, in one process, CPU seconds (time.process_time; pdftotext's from its child rusage),
+best of 3 taken in turn: the opt-in pdfium reader ($VECTRIXDB_PDF_READER=pdfium, Markdown of the same
+shape), pypdfium2's plain get_text_range() over every page (no layout, no Markdown: the floor the
+pdfium reader is measured against, cpu_ratio) and `pdftotext -layout` when it is on PATH.
 chunks/s per technique at chunk_size 1000 over uber_2021.pdf's Markdown; semantic includes
 embedding every sentence with the bundled model (cold cache, reported separately).
 --small: uber_2021.pdf alone, read once, and no semantic chunking, to check that the script runs.
+--fast-only: the fast readers alone (best of 5), printed, nothing written.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,12 +31,66 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import machine_cpu, versions  # noqa: E402
 
 
+def _plain_pypdfium2(data: bytes) -> None:
+    """Every page's plain text with pypdfium2, nothing more."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(data)
+    for i in range(len(pdf)):
+        page = pdf[i]
+        textpage = page.get_textpage()
+        textpage.get_text_range()
+        textpage.close()
+        page.close()
+    pdf.close()
+
+
+def _pdftotext(path: Path) -> None:
+    subprocess.run(["pdftotext", "-layout", str(path), "-"], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)  # lyft_2021.pdf: thousands of font complaints
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def fast_readers(path: Path, repeats: int) -> dict:
+    """CPU seconds of the pdfium reader, pypdfium2's plain text and pdftotext on one PDF, best of
+    `repeats` taken in turn (a busy neighbour slows all alike), in this process."""
+    from vectrixdb.reading.pdfium import read_pdf as read_pdfium
+
+    data = path.read_bytes()
+    ways = {"pdfium_reader": lambda: read_pdfium(data, doc_id=path.name),
+            "pypdfium2_plain_text": lambda: _plain_pypdfium2(data)}
+    if shutil.which("pdftotext"):
+        ways["pdftotext_layout"] = lambda: _pdftotext(path)
+    ways["pdfium_reader"]()  # imports and first use, not timed
+    cpu: dict[str, list[float]] = {way: [] for way in ways}
+    for _ in range(repeats):
+        for way, run in ways.items():
+            start = time.process_time() + _children_cpu()
+            run()
+            cpu[way].append(time.process_time() + _children_cpu() - start)
+    best = {way: min(times) for way, times in cpu.items()}
+    return {"cpu_seconds": best, "cpu_ratio_to_plain_text": best["pdfium_reader"] / best["pypdfium2_plain_text"],
+            "repeats": repeats}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("folder")
     parser.add_argument("--out", default="benchmarks/reading.json")
     parser.add_argument("--small", action="store_true")
+    parser.add_argument("--fast-only", action="store_true",
+                        help="time only the fast readers (pdfium reader, pypdfium2, pdftotext); print, write nothing")
     args = parser.parse_args()
+    names = ("uber_2021.pdf",) if args.small else ("uber_2021.pdf", "lyft_2021.pdf")
+    if args.fast_only:
+        fast = {name: fast_readers(Path(args.folder) / name, 1 if args.small else 5) for name in names}
+        print(json.dumps({"fast_readers": fast, "cpu": machine_cpu(),
+                          "load_average_after": [round(x, 2) for x in os.getloadavg()]}, indent=2))
+        return 0
     os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="bench-reading-")
     from vectrixdb.chunking import chunk_document
     from vectrixdb.embedding import get_embedder
@@ -36,7 +98,7 @@ def main() -> int:
     from vectrixdb.reading.pdf import READ_PROCESSES_ENV, read_processes
 
     reading, docs = {}, {}
-    for name in ("uber_2021.pdf",) if args.small else ("uber_2021.pdf", "lyft_2021.pdf"):
+    for name in names:
         seconds: dict[str, list[float]] = {"one_process": [], "one_per_core": []}
         read_by: dict[str, Document] = {}
         for _ in range(1 if args.small else 2):
@@ -56,7 +118,8 @@ def main() -> int:
                          "one_process_pages_per_s": len(doc.pages) / best["one_process"],
                          "speedup": best["one_process"] / best["one_per_core"],
                          "same_document": one.markdown == many.markdown and one.pages == many.pages,
-                         "characters": len(doc.markdown), "flagged_pages": sum(1 for p in doc.pages if p.flags)}
+                         "characters": len(doc.markdown), "flagged_pages": sum(1 for p in doc.pages if p.flags),
+                         "fast_readers": fast_readers(Path(args.folder) / name, 1 if args.small else 3)}
     embedder = get_embedder()
     embedder.encode(["warm the model up"])
     chunking = {}
@@ -71,7 +134,7 @@ def main() -> int:
     report = {"what": "pypdf (layout mode + font pass) reading the 10-Ks; chunking uber_2021.pdf at 1000 characters",
               "reading": reading, "chunking_uber_2021_at_1000": chunking, "small": args.small, "cpu": machine_cpu(),
               "load_average_after": [round(x, 2) for x in os.getloadavg()],
-              "versions": versions("vectrixdb", "pypdf", "sentence-transformers"), "measured": time.strftime("%Y-%m-%d")}
+              "versions": versions("vectrixdb", "pypdf", "pypdfium2", "sentence-transformers"), "measured": time.strftime("%Y-%m-%d")}
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     return 0

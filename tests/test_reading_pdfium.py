@@ -82,6 +82,14 @@ def test_a_table_page_gives_a_markdown_table(uber):
     assert any(line.startswith("| --- |") for line in text.split("\n"))
 
 
+@pytest.mark.parametrize("name, page, words", [
+    ("uber_2021.pdf", 283, "1455 Market Street, 4th floor"),  # "th" is a superscript drawn after the line
+    ("lyft_2021.pdf", 156, "do not apply to any Assigned Invention"),  # "gn" is drawn after the line
+])
+def test_text_drawn_later_is_put_where_it_stands(name, page, words, request):
+    assert words in request.getfixturevalue(name.split("_")[0]).page_text(page)
+
+
 def test_two_columns_read_left_column_first():
     doc = _read("multicolumn.pdf")
     text = doc.page_text(1)
@@ -150,3 +158,35 @@ def test_bad_bytes_raise_bad_input_naming_the_source(data, says):
 def test_an_empty_user_password_is_opened():
     doc = read_pdf(_encrypted(""), doc_id="open.pdf")
     assert len(doc.pages) == 4 and "Hello, here is some text" in doc.page_text(1)
+
+
+def test_text_in_a_form_xobject_and_rotated_text_are_read_where_they_stand():
+    """Text drawn by a form XObject is placed by the form's matrix (here on the line of the text
+    left of it); rotated text is kept (pypdf's layout mode drops it)."""
+    pytest.importorskip("reportlab")
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    page = canvas.Canvas(out, pagesize=(612, 792))
+    page.beginForm("stamp")
+    page.setFont("Helvetica", 10)
+    page.drawString(0, 0, "Drawn by a form")
+    page.endForm()
+    page.setFont("Helvetica", 10)
+    page.drawString(72, 720, "First line.")
+    page.saveState()
+    page.translate(300, 600)
+    page.doForm("stamp")
+    page.restoreState()
+    page.drawString(72, 600, "Left of the form")
+    page.saveState()
+    page.translate(550, 400)
+    page.rotate(90)
+    page.drawString(0, 0, "Rotated note")
+    page.restoreState()
+    page.drawString(72, 500, "Last line.")
+    page.showPage()
+    page.save()
+    lines = read_pdf(out.getvalue(), doc_id="form.pdf").page_text(1).split("\n")
+    assert lines[:3] == ["First line.", "Left of the form Drawn by a form", "Last line."]
+    assert "Rotated note" in lines

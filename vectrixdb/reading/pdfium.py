@@ -10,12 +10,14 @@ The rules of this reader:
   operator, Tj or TJ, also inside form XObjects): its text, baseline origin, right edge, font size
   (times the vertical scale of its matrix, as pypdf's runs) and font name, a few ctypes calls per
   object and never one per character.
-- Consecutive objects less than a font size apart in height and less than 3 space widths apart in
-  width (a space taken as a quarter of the font size; 5 back at most) are one group, joined by as
-  many spaces as the gap holds, one less when either side already ends in a space, as pypdf joins
-  the strings of one text block. A group is what pypdf's layout mode lays out: its own functions
-  group them by baseline, take a fixed character width from them and put each group at its
-  column, so wide gaps stay 3+ spaces (table cells, columns) as in pypdf's output.
+- Objects are joined into groups (`_groups`): an object next to the one before it in the content
+  (less than a font size up or down, less than 3 space widths right of its end, a space taken as a
+  quarter of the font size) joins its group, as pypdf joins the strings of one text block; then a
+  group that starts inside, or within 3 space widths after, another on its baseline joins it where
+  it stands (superscripts, glyphs drawn later). Gaps inside a group become as many spaces as fit.
+  A group is what pypdf's layout mode lays out: its own functions group them by baseline, take a
+  fixed character width from them and put each group at its column, so wide gaps stay 3+ spaces
+  (table cells, columns) as in pypdf's output.
 - A run is an object's text with its spaces collapsed; it is heavy when its font's name says bold,
   black, heavy or semibold (as pypdf's reader).
 - Rotated text is kept (pypdf's layout mode drops it): no character of PDFium's text is lost.
@@ -126,28 +128,75 @@ class _PageReader:
         runs.append((_collapse(text), round(size, 1), heavy))
 
 
-def _layout(records: list[tuple[float, float, float, float, float, str]]) -> str:
-    """A page's fixed-width text from its text objects `(x, y, right, size, flip, text)` in content
-    order (y already times flip): objects are joined into groups (see the module's rules), then
-    laid out by pypdf's layout-mode functions with its defaults (character width weight 1.25,
-    blank lines from vertical gaps at a font height's weight of 1)."""
-    with needs("pdf"):
-        from pypdf._text_extraction._layout_mode import fixed_char_width, fixed_width_page, y_coordinate_groups
-    groups: list[dict[str, Any]] = []
+Part = tuple[float, float, float, str]  # an object's x, right edge, font size and text
+
+
+def _join(parts: list[Part]) -> str:
+    """One group's text: its objects in order, each gap holding as many spaces as fit (a space
+    taken as a quarter of the font size), one less when either side already has a space there."""
+    text, end = parts[0][3], parts[0][1]
+    for x, right, size, piece in parts[1:]:
+        spaces = max(0, round((x - end) / (size / 4 or 1.0)))
+        if text.endswith(" ") or piece.startswith(" "):
+            spaces = max(0, spaces - 1)
+        text += " " * spaces + piece
+        end = max(end, right)
+    return text
+
+
+def _groups(records: list[tuple[float, float, float, float, float, str]]) -> list[dict[str, Any]]:
+    """The groups pypdf's layout functions lay out, from a page's text objects in content order.
+
+    1. An object less than a font size above or below the last one, and from 5 space widths left
+       of its end to less than _JOIN_SPACES space widths right of it, joins its group (pypdf joins
+       the strings of one text block so).
+    2. Then, left to right, a group that starts inside another group on its line (baselines less
+       than half a font size apart), or less than _JOIN_SPACES space widths after its end, joins
+       it at its place: a superscript ("4" "th" " floor") or a glyph drawn later ("Assi" "gn"
+       "ed") is put where it stands, not after the line.
+    """
+    staged: list[dict[str, Any]] = []
     for x, y, right, size, flip, text in records:
-        last = groups[-1] if groups else None
-        space = size / 4 or 1.0
+        last = staged[-1] if staged else None
         if last is not None and abs(last["ty"] - y) <= size and last["flip_sort"] == flip:
-            gap = x - last["displaced_tx"]
-            if -5 * space <= gap < _JOIN_SPACES * space:
-                spaces = max(0, round(gap / space))
-                if last["text"].endswith(" ") or text.startswith(" "):
-                    spaces = max(0, spaces - 1)
-                last["text"] += " " * spaces + text
+            if -5 * size / 4 <= x - last["displaced_tx"] < _JOIN_SPACES * size / 4:
+                last["parts"].append((x, right, size, text))
                 last["displaced_tx"] = max(right, last["displaced_tx"])
                 continue
-        groups.append({"tx": x, "ty": y, "font_size": size, "font_height": size, "text": text,
-                       "displaced_tx": right, "flip_sort": flip})
+        staged.append({"tx": x, "ty": y, "font_size": size, "font_height": size, "displaced_tx": right,
+                       "flip_sort": flip, "parts": [(x, right, size, text)]})
+    kept: list[dict[str, Any]] = []
+    rightmost: dict[tuple[float, int], dict[str, Any]] = {}  # (flip, whole point of baseline) -> its line's rightmost group
+    for group in sorted(staged, key=lambda g: g["tx"]):
+        y, size, reach = group["ty"], group["font_size"], int(group["font_size"] / 2) + 1
+        host = None
+        for key in ((group["flip_sort"], round(y) + d) for d in range(-reach, reach + 1)):
+            other = rightmost.get(key)
+            if (other is not None and abs(other["ty"] - y) < max(size, other["font_size"]) / 2
+                    and group["tx"] < other["displaced_tx"] + _JOIN_SPACES * size / 4):
+                host = other
+                break
+        if host is None:
+            kept.append(group)
+            rightmost[(group["flip_sort"], round(y))] = group
+            continue
+        parts = host["parts"]
+        at = max((i + 1 for i, part in enumerate(parts) if part[0] <= group["tx"]), default=0)
+        parts[at:at] = group["parts"]
+        host["displaced_tx"] = max(host["displaced_tx"], group["displaced_tx"])
+    for group in kept:
+        group["text"] = _join(group.pop("parts"))
+    return kept
+
+
+def _layout(records: list[tuple[float, float, float, float, float, str]]) -> str:
+    """A page's fixed-width text from its text objects `(x, y, right, size, flip, text)` in content
+    order (y already times flip): objects are joined into groups (`_groups`), then laid out by
+    pypdf's layout-mode functions with its defaults (character width weight 1.25, blank lines from
+    vertical gaps at a font height's weight of 1)."""
+    with needs("pdf"):
+        from pypdf._text_extraction._layout_mode import fixed_char_width, fixed_width_page, y_coordinate_groups
+    groups = _groups(records)
     if not groups:
         return ""
     groups.sort(key=lambda g: (g["ty"], -g["tx"]), reverse=True)  # top to bottom, left to right (as pypdf)

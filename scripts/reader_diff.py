@@ -11,8 +11,9 @@ each with the lines concerned (pypdf's first, then pdfium's):
 - headings: a heading line (text after its `#`s) found by one reader only, or at another level;
 - tables: table rows differ (cells split or joined elsewhere, a row in a table for one only);
 - order: the same characters, in another order (lines or columns read in another order);
-- spacing: the same characters in the same order, spaces placed otherwise (inside lines, between
-  words, blank lines).
+- spacing: the same characters in the same order, spaces placed otherwise: inside or between
+  lines (heading marks aside), or "blank lines only" on a page whose headings agree (blank lines
+  around a heading found by one reader only count as that heading's).
 A page can have several kinds. --cache keeps the pypdf reader's pages as JSON in DIR (its reading
 of a 10-K takes ~15 CPU-s) and reuses them when present; the pdfium reader is always run.
 """
@@ -53,6 +54,11 @@ def letters(text: str) -> Counter:
     return Counter(c for c in text if not c.isspace())
 
 
+def _unheaded(markdown: str) -> str:
+    """The Markdown with its headings as plain lines (their `#`s gone)."""
+    return "\n".join(m.group(2) if (m := _HEADING.match(line)) else line for line in markdown.split("\n"))
+
+
 def headings(markdown: str) -> set[str]:
     return {m.group(1) + " " + " ".join(m.group(2).split()) for m in map(_HEADING.match, markdown.split("\n")) if m}
 
@@ -79,8 +85,12 @@ def kinds(old: str, new: str) -> dict[str, list[str]]:
                            + [f"pdfium: {r}" for r in tb if r not in sa][:3])
     if la == lb and "".join(a.split()) != "".join(b.split()):
         found["order"] = [f"first difference: pypdf {_around(a, b)!r}"]
-    if "".join(a.split()) == "".join(b.split()) and old != new:
-        found["spacing"] = _changed(old, new)
+    if "".join(a.split()) == "".join(b.split()):
+        lines_a, lines_b = ([line for line in _unheaded(x).split("\n") if line.strip()] for x in (old, new))
+        if lines_a != lines_b:
+            found["spacing"] = _changed("\n".join(lines_a), "\n".join(lines_b))
+        elif ha == hb and old != new:
+            found["spacing"] = ["blank lines only"] + _changed(old, new)
     if not found and old != new:
         found["markup"] = ["same text, headings and tables; Markdown lines placed otherwise"]
     return found

@@ -65,6 +65,8 @@ class _PageReader:
         self.name = ctypes.create_string_buffer(256)
         self.text = (ctypes.c_ushort * 1)()
         self.fonts: dict[int | None, bool] = {}
+        #: the font handle's address, as a plain int (a cache key without a ctypes cast per object)
+        self.font_key = ctypes.cast(raw.FPDFTextObj_GetFont, ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p))
 
     def page(self, page: Any, textpage: Any, chars: int) -> tuple[str, list[tuple[str, float, bool]]]:
         """A page's layout text and styled runs."""
@@ -116,10 +118,10 @@ class _PageReader:
             matrix = _compose(matrix, outer)
         raw.FPDFTextObj_GetFontSize(obj, self.size)
         size = self.size.value * math.hypot(matrix[1], matrix[3])
-        font = raw.FPDFTextObj_GetFont(obj)
-        key = ctypes.cast(font, ctypes.c_void_p).value
+        key = self.font_key(obj)
         heavy = self.fonts.get(key)
         if heavy is None:
+            font = raw.FPDFTextObj_GetFont(obj)
             length = raw.FPDFFont_GetBaseFontName(font, self.name, len(self.name)) if font else 0
             name = self.name.value.decode("latin-1").lower() if 0 < length <= len(self.name) else ""
             heavy = self.fonts[key] = any(w in name for w in _HEAVY)

@@ -247,6 +247,14 @@ def _interval_bars(ax, names, means, intervals, color=None):
     ax.set_xticks(range(len(names)), names)
 
 
+def wrapped_title(text: str, width: int = 100, lines: int = 3) -> str:
+    """A long title on up to `lines` lines of `width` characters, broken between words; past that,
+    cut at a word and ended with an ellipsis (never mid-word, never off the figure's edge)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, max_lines=lines, placeholder=" …", break_on_hyphens=False))
+
+
 def answers_plot(report, ax=None):
     """Mean judge score per metric with its 95% interval; how many answers each mean is over."""
     fig, ax = _figure(ax, figsize=(6, 4))
@@ -254,8 +262,6 @@ def answers_plot(report, ax=None):
     _interval_bars(ax, names, [report["metrics"][m] for m in names], [report["ci"].get(m) for m in names])
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("mean score (0-1), 95% CI")
-    from vectrixdb.plotting.studies import wrapped_title  # studies imports this module: not at the top
-
     # a served judge's name is its address and model (often over 60 characters): wrapped, never cut
     ax.set_title(wrapped_title(f"answers judged by {report['judge']} (n={report['questions']})", 60), fontsize=10)
     ax.grid(alpha=0.3, axis="y")

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 
 from vectrixdb.extras import needs
-from vectrixdb.plotting import DASHES, MARKERS, _figure
+from vectrixdb.plotting import DASHES, MARKERS, _figure, wrapped_title
 
 
 def power_plot(report, ax=None, most: int = 8, *, power_at: Callable[..., float]):
@@ -105,14 +105,6 @@ def embedders_plot(report, ax=None):
                  fontsize=9)
     ax.grid(alpha=0.3)
     return fig
-
-
-def wrapped_title(text: str, width: int = 100, lines: int = 3) -> str:
-    """A long title on up to `lines` lines of `width` characters, broken between words; past that,
-    cut at a word and ended with an ellipsis (never mid-word, never off the figure's edge)."""
-    import textwrap
-
-    return "\n".join(textwrap.wrap(text, width, max_lines=lines, placeholder=" …", break_on_hyphens=False))
 
 
 def _missing(value) -> bool:

@@ -2,7 +2,7 @@
 
 Chosen with $VECTRIXDB_PDF_READER=pdfium (vectrixdb.reading.pdf.read_pdf dispatches); the default
 stays pypdf. The Markdown has the same shape as pypdf's reader: each page gives a fixed-width layout
-text and styled runs `(text, size, heavy)`, and `pdf.pages_document` turns them into Markdown by the
+text and styled runs `(text, size, heavy)`, and `layout.pages_document` turns them into Markdown by the
 same rules (headings by size or bold, tables, two columns, bullets, page boundaries, notes).
 
 The rules of this reader:
@@ -33,7 +33,7 @@ from typing import Any
 from vectrixdb.errors import BadInput
 from vectrixdb.extras import needs
 from vectrixdb.reading.document import Document
-from vectrixdb.reading.pdf import _collapse, pages_document
+from vectrixdb.reading.layout import collapse, pages_document
 
 #: A line set in a heading size is a heading up to this many characters (pypdf's reader: 120). PDFium's
 #: runs are whole text objects, so a full line of an exhibit set larger than the filing's body text
@@ -127,7 +127,7 @@ class _PageReader:
             heavy = self.fonts[key] = any(w in name for w in _HEAVY)
         flip = -1.0 if matrix[3] < 0 else 1.0
         records.append((matrix[4], matrix[5] * flip, max(x1, matrix[4]), size, flip, text))
-        runs.append((_collapse(text), round(size, 1), heavy))
+        runs.append((collapse(text), round(size, 1), heavy))
 
 
 Part = tuple[float, float, float, str]  # an object's x, right edge, font size and text

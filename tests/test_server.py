@@ -609,3 +609,19 @@ def test_mutated_report_files_never_take_any_route_down(runs, damaged):
         attack()
     finally:
         damaged.mend()
+
+
+def test_a_damaged_k_names_no_set_figure_and_the_listing_still_answers(runs, damaged):
+    """The mutation test above found it once: a saved run whose values.k is False named its set
+    figures `page_f1@False`, and the listing's header crashed reading "False" as a whole number."""
+    from vectrixdb.evaluation.runs.headlines import standard_headline
+
+    levels = {"page": {"f1": 0.5}}
+    assert "page_f1" in standard_headline({"k": False, "levels": levels})
+    assert "page_f1@10" in standard_headline({"k": [5, 10], "levels": levels})
+    _, ids = runs
+    try:
+        bad = damaged.write(_damage(damaged.good, "values.k", False))
+        _check_folder(damaged.app, damaged.folder, bad, ids)
+    finally:
+        damaged.mend()

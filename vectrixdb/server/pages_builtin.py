@@ -71,7 +71,7 @@ def _with_k(columns: list[tuple[str, str]], rows: list[dict]) -> list[tuple[str,
     runs shown read it at different ks the header stays "@k" and each cell names its own under it."""
     out = []
     for key, label in columns:
-        ks = sorted({str(r[key + " k"]) for r in rows if r.get(key + " k")}, key=int)
+        ks = sorted({str(r[key + " k"]) for r in rows if str(r.get(key + " k") or "").isdigit()}, key=int)
         if label.endswith("@k") and len(ks) < 2:
             label = label[:-2] + (f"@{ks[0]}" if ks else "")
         out.append((key, label))

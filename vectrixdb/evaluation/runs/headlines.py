@@ -14,7 +14,7 @@ def standard_headline(values: dict) -> dict[str, Any]:
     levels = values.get("levels") or {}
     k = values.get("k")
     k = k[-1] if isinstance(k, list) and k else k
-    at = f"@{k}" if isinstance(k, int) else ""
+    at = f"@{k}" if isinstance(k, int) and not isinstance(k, bool) and k > 0 else ""  # a damaged k (False) names none
     for level in ("chunk", "page", "doc"):
         if isinstance(levels.get(level), dict):
             out[f"{level}_f1{at}"] = levels[level].get("f1")

@@ -69,6 +69,7 @@ def rows() -> list[tuple[str, str, str]]:
          " and ".join(f"{v['pages_per_s']:.1f} / {v['one_process_pages_per_s']:.1f}" for v in reading.values())
          + " pages/s" + ("" if all(v["same_document"] for v in reading.values()) else " (DOCUMENTS DIFFER)"),
          "reading.json"),
+        *_fast_readers(reading_file),
         *_compare_chunking(_load("compare_chunking_uber.json"), "compare_chunking_uber.json"),
         ("dashboard: listing a folder of 1,000 saved runs (first page load)", f"{dashboard['page_first_request']:.2f} s",
          "dashboard_list.json"),
@@ -78,6 +79,26 @@ def rows() -> list[tuple[str, str, str]]:
         if path.exists():
             out += make(json.loads(path.read_text()), name)
     return out
+
+
+def _fast_readers(d: dict) -> list[tuple[str, str, str]]:
+    """The opt-in pdfium reader's CPU beside pypdfium2's plain text (the floor) and pdftotext, same run,
+    when the reading file measured them."""
+    fast = {name: v["fast_readers"] for name, v in d["reading"].items() if "fast_readers" in v}
+    if not fast:
+        return []
+    cpu = lambda f, way: f"{f['cpu_seconds'][way]:.2f}" if way in f["cpu_seconds"] else "-"  # noqa: E731
+    return [(f"reading the two 10-Ks in one process on {_where(d)}, CPU seconds: the opt-in pdfium reader "
+             "(VECTRIXDB_PDF_READER=pdfium) / pypdfium2's plain text / pdftotext -layout; the reader over plain text "
+             "(target <= 3x)",
+             " and ".join(f"{cpu(f, 'pdfium_reader')} / {cpu(f, 'pypdfium2_plain_text')} / {cpu(f, 'pdftotext_layout')} "
+                          f"({f['cpu_ratio_to_plain_text']:.2f}x){_short_read(f)}" for f in fast.values()), "same")]
+
+
+def _short_read(fast: dict) -> str:
+    """A note where pdftotext read under half the characters the reader did (its CPU then reads nothing)."""
+    got, ours = fast.get("pdftotext_characters"), fast.get("pdfium_reader_characters")
+    return f" [pdftotext read only {got:,} characters]" if got is not None and ours and got < ours / 2 else ""
 
 
 def _trec_differ(metrics: dict) -> str:

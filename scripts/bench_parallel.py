@@ -45,7 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_cpu, versions  # noqa: E402
+from _bench import machine_cpu, pdf_reader, versions  # noqa: E402
 
 HOW = " ".join(" ".join(__doc__.split("\n\n")[2:4]).split())
 
@@ -255,6 +255,7 @@ def slot_only(args) -> int:
                                      "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     tmp = path.with_suffix(".tmp")
     whole.setdefault("cpu", machine_cpu())  # every figure names the machine it was measured on
+    whole.setdefault("pdf_reader", pdf_reader())
     tmp.write_text(json.dumps(whole, indent=2, ensure_ascii=False) + "\n")
     tmp.replace(path)
     print(json.dumps(whole["local_model_one_slot"], indent=2))

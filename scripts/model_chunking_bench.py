@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MODEL = "all-MiniLM-L6-v2@fp32"  # every build: late chunking needs the torch model's token embeddings (int8 gives none)
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_cpu, peak_rss_mb, versions  # noqa: E402
+from _bench import machine_cpu, pdf_reader, peak_rss_mb, versions  # noqa: E402
 
 
 def main() -> int:
@@ -110,6 +110,7 @@ def main() -> int:
         out = {**json.loads(Path(args.out).read_text()), "rejudged": out}
     tmp = Path(args.out).with_suffix(".json.tmp")
     out.setdefault("cpu", machine_cpu())  # every figure names the machine it was measured on
+    out.setdefault("pdf_reader", pdf_reader())
     tmp.write_text(json.dumps(out, indent=2, default=str) + "\n")
     os.replace(tmp, args.out)  # atomic: a reader never sees half a file
     print(json.dumps(out, indent=2, default=str))

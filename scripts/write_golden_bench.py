@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_cpu, versions  # noqa: E402
+from _bench import machine_cpu, pdf_reader, versions  # noqa: E402
 
 GOLDEN = ROOT / "data" / "golden" / "uber_2021.jsonl"
 
@@ -254,6 +254,7 @@ def main() -> int:
         whole["runs"] = json.loads(out.read_text())["runs"]
     tmp = out.with_suffix(".tmp")
     whole.setdefault("cpu", machine_cpu())  # every figure names the machine it was measured on
+    whole.setdefault("pdf_reader", pdf_reader())
     tmp.write_text(json.dumps(whole, indent=2, ensure_ascii=False) + "\n")
     tmp.replace(out)  # atomic: a reader never sees half a file
     print(json.dumps({k: run[k] for k in ("per_kept_question", "sent_back_share", "rerun_from_cache")}, indent=2))

@@ -59,8 +59,8 @@ def vectrix_home(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def uber_10k():
-    """uber_2021.pdf (307 pages) read once per run (per worker): reading it is seconds of pypdf's
-    layout pass, and test_reading and test_chunking both need the whole filing. Treat it as read-only."""
+    """uber_2021.pdf (307 pages) read once per run (per worker) by the default reader: test_reading,
+    test_reading_pdfium and test_chunking all need the whole filing. Treat it as read-only."""
     from vectrixdb.reading import read
 
     return read(str(require(PDFS / "uber_2021.pdf")))

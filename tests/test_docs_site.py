@@ -146,10 +146,13 @@ def test_the_figures_table_is_generated_from_the_benchmark_files():
 
 
 def test_a_benchmark_file_without_a_machine_says_not_recorded():
+    """And a file that read PDFs names its reader beside the machine."""
     figures = _load("docs_figures")
-    assert figures.machine("write_golden_uber.json") == "not recorded"
-    assert figures.machine("cli_cold.json").startswith("AMD EPYC")
+    assert figures.machine("judge_calibration_qwen1.5b.json") == "not recorded"
+    assert figures.machine("write_golden_uber.json") == "not recorded; PDFs read by pypdf"
+    assert figures.machine("cli_cold.json").startswith("AMD EPYC") and "PDFs" not in figures.machine("cli_cold.json")
     assert figures.machine("hnsw_rule.json") == "Intel(R) Xeon(R) Processor, 16 cores"
+    assert figures.machine("tenk_to_report.json").endswith("; PDFs read by pdfium")
 
 
 def test_the_readme_is_a_first_visit():

@@ -3,6 +3,7 @@ import pytest
 
 from tests.conftest import PDFS, require
 from vectrixdb.reading import read
+from vectrixdb.reading.pdf import READER_ENV, READERS
 from vectrixdb.reading.quality import assess
 
 
@@ -14,6 +15,19 @@ def uber(uber_10k):  # one read of the filing per run, shared with test_chunking
 @pytest.fixture(scope="module")
 def lyft():
     return read(str(require(PDFS / "lyft_2021.pdf")))
+
+
+@pytest.fixture
+def pypdf_reader(monkeypatch):
+    """PDFs read by the pypdf reader (VECTRIXDB_PDF_READER=pypdf): the tests of its reading processes."""
+    monkeypatch.setenv(READER_ENV, "pypdf")
+
+
+@pytest.fixture(params=READERS)
+def reader(request, monkeypatch):
+    """Each PDF reader in turn, the default first: what every reader must do."""
+    monkeypatch.setenv(READER_ENV, request.param)
+    return request.param
 
 
 def test_text_and_markdown_keep_their_text():
@@ -104,7 +118,7 @@ def test_quality_flags():
     assert flags == () and score == 1.0
 
 
-def test_small_pdfs(tmp_path):
+def test_small_pdfs(tmp_path, reader):
     latex = read(str(require(PDFS / "pdflatex-4-pages.pdf")))
     assert len(latex.pages) == 4 and latex.doc_id == "pdflatex-4-pages.pdf"
     assert all(p.score > 0 for p in latex.pages)
@@ -112,7 +126,7 @@ def test_small_pdfs(tmp_path):
     assert len(two.pages) == 3 and two.markdown.strip()
 
 
-def test_bad_pdfs_are_named(tmp_path):
+def test_bad_pdfs_are_named(tmp_path, reader):
     from pypdf import PdfReader, PdfWriter
 
     zero = tmp_path / "zero.pdf"
@@ -148,6 +162,7 @@ def _write_pdf(path, pages, password: str | None = None):
     return path
 
 
+@pytest.mark.usefixtures("pypdf_reader")
 def test_a_long_pdf_read_by_several_processes_is_the_one_process_document(tmp_path, monkeypatch):
     """A PDF of PROCESSES_FROM pages or more is read by child processes, pages dealt out in turn; the
     Document is the one read in one process, page for page (headings need the whole file's font
@@ -191,6 +206,7 @@ def _long_pdf(path, password: str | None = None):
     return _write_pdf(path, [source.pages[i % 4] for i in range(pdf.PROCESSES_FROM + 4)], password)
 
 
+@pytest.mark.usefixtures("pypdf_reader")
 def test_a_long_pdf_that_opens_with_no_password_is_read_by_processes_too(tmp_path, monkeypatch):
     """Encrypted with an empty user password (a viewer opens it without asking): each child
     decrypts its own copy, and the document is the one-process document."""
@@ -205,6 +221,7 @@ def test_a_long_pdf_that_opens_with_no_password_is_read_by_processes_too(tmp_pat
     assert one.page_text(1).strip()
 
 
+@pytest.mark.usefixtures("pypdf_reader")
 def test_of_two_bad_pages_the_first_is_the_one_refused_as_in_one_process(tmp_path, monkeypatch):
     """Pages 4 and 5 are broken, and page 2 is slow, so the child given pages 1, 3, 5, ... meets
     page 5 long before the other child reaches page 4: the refusal still names page 4's error, the
@@ -235,6 +252,7 @@ def test_of_two_bad_pages_the_first_is_the_one_refused_as_in_one_process(tmp_pat
     assert "page four" in refusals[0] and refusals[1] == refusals[0]
 
 
+@pytest.mark.usefixtures("pypdf_reader")
 def test_a_module_in_the_working_folder_is_not_run_by_the_reading_processes(tmp_path):
     """The children run isolated with the parent's import path: a `secrets.py` (a standard library
     name) or another `vectrixdb` in the folder a script is run from is not what they import, so no
@@ -260,6 +278,7 @@ def test_a_module_in_the_working_folder_is_not_run_by_the_reading_processes(tmp_
     assert done.stdout.split() == [str(pdf.PROCESSES_FROM + 4)]
 
 
+@pytest.mark.usefixtures("pypdf_reader")
 @pytest.mark.parametrize("interpreter", ["/bin/false", "/nonexistent/python3"])
 def test_reading_processes_that_cannot_run_leave_the_file_read_here(tmp_path, monkeypatch, interpreter):
     """A child that cannot start, or ends without a word (here: an interpreter that is not there,
@@ -308,7 +327,7 @@ def test_how_many_processes_read_a_pdf(monkeypatch):
             pdf.read_processes(307)
 
 
-def test_a_scanned_pdf_gets_a_note_and_a_poor_score(tmp_path):
+def test_a_scanned_pdf_gets_a_note_and_a_poor_score(tmp_path, reader):
     from PIL import Image
 
     scan = tmp_path / "scan.pdf"
@@ -328,7 +347,7 @@ def test_one_ten_megabyte_line(db):
     assert sum(len(c.text) for c in chunks) >= 9_990_000 and max(len(c.text) for c in chunks) <= 2000
 
 
-def test_two_columns_are_read_one_after_the_other():
+def test_two_columns_are_read_one_after_the_other(reader):
     doc = read(str(require(PDFS / "multicolumn.pdf")))
     text = " ".join(doc.page_text(1).split())
     left = text.index("This is a sample document with two columns")
@@ -375,7 +394,7 @@ def test_a_file_without_a_suffix_is_read_as_text(tmp_path):
     assert read("Plain text.").doc_id == read("Plain text.").doc_id != read("Other text.").doc_id
 
 
-def test_every_unreadable_pdf_is_bad_input(tmp_path):
+def test_every_unreadable_pdf_is_bad_input(tmp_path, reader):
     """The edge's one error family: any cut of a real PDF, garbage named .pdf, or a %PDF- header
     followed by noise is either read or refused with BadInput naming the file, never another error."""
     from vectrixdb.errors import BadInput, VectrixError
@@ -393,7 +412,7 @@ def test_every_unreadable_pdf_is_bad_input(tmp_path):
             assert isinstance(exc, VectrixError) and str(exc).startswith(str(tmp_path / name))
             refused += 1
         else:
-            assert doc.pages  # what pypdf could recover is a document with pages
+            assert doc.pages  # what the reader could recover is a document with pages
     assert refused >= 6  # the cut-short files and the garbage at least
 
 

@@ -15,6 +15,13 @@ import pytest
 
 from tests.conftest import PDFS, require
 from vectrixdb.reading import read
+from vectrixdb.reading.pdf import READER_ENV
+
+
+@pytest.fixture(autouse=True)
+def pypdf_reader(monkeypatch):
+    """Reading processes are the pypdf reader's (the default pdfium reader reads in one process)."""
+    monkeypatch.setenv(READER_ENV, "pypdf")
 
 
 def _slow_pdf(path, pages: int, slow: int, runs: int):

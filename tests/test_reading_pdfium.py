@@ -1,6 +1,7 @@
-"""The opt-in pdfium reader ($VECTRIXDB_PDF_READER=pdfium) on the real PDFs: every page and every
-character of PDFium's own text kept, Markdown of pypdf's reader's shape (headings, tables, two
-columns), the uber golden set's evidence on its pages; the variable's dispatch and bad input."""
+"""The pdfium reader (the default; $VECTRIXDB_PDF_READER=pypdf chooses pypdf's) on the real PDFs:
+every page and every character of PDFium's own text kept, Markdown of pypdf's reader's shape
+(headings, tables, two columns), the uber golden set's evidence on its pages; the variable's
+dispatch, bad input, and threads reading at once."""
 import io
 from collections import Counter
 
@@ -120,20 +121,21 @@ def test_the_golden_sets_evidence_is_on_its_pages(uber):
 
 
 def test_the_variable_chooses_the_reader(monkeypatch):
-    """Unset or empty: pypdf (which keeps the "ﬁ" ligature of multicolumn.pdf); `pdfium`: this reader
-    (PDFium gives "fi"); anything else: BadInput naming the variable and the allowed values."""
+    """Unset, empty or `pdfium`: this reader (PDFium gives "fi" for multicolumn.pdf's "ﬁ" ligature);
+    `pypdf`: pypdf's reader (which keeps the ligature); anything else: BadInput naming the variable
+    and the allowed values, the default first."""
     path = str(require(PDFS / "multicolumn.pdf"))
-    for value in (None, "", "pypdf"):
+    for value in (None, "", " pdfium "):
         if value is None:
             monkeypatch.delenv(READER_ENV, raising=False)
         else:
             monkeypatch.setenv(READER_ENV, value)
-        assert "ﬁlled" in read(path).page_text(1)
-    monkeypatch.setenv(READER_ENV, "pdfium")
-    doc = read(path)
-    assert "filled" in doc.page_text(1) and doc.markdown == _read("multicolumn.pdf").markdown
+        doc = read(path)
+        assert "filled" in doc.page_text(1) and doc.markdown == _read("multicolumn.pdf").markdown
+    monkeypatch.setenv(READER_ENV, "pypdf")
+    assert "ﬁlled" in read(path).page_text(1)
     monkeypatch.setenv(READER_ENV, "pymupdf")
-    with pytest.raises(BadInput, match=f"{READER_ENV}='pymupdf'.*pypdf, pdfium"):
+    with pytest.raises(BadInput, match=f"{READER_ENV}='pymupdf'.*pdfium, pypdf"):
         read(path)
 
 
@@ -189,3 +191,15 @@ def test_text_in_a_form_xobject_and_rotated_text_are_read_where_they_stand():
     lines = read_pdf(out.getvalue(), doc_id="form.pdf").page_text(1).split("\n")
     assert lines[:3] == ["First line.", "Left of the form Drawn by a form", "Last line."]
     assert "Rotated note" in lines
+
+
+def test_threads_reading_at_once_get_what_one_reads_alone(uber):
+    """PDFium is not thread-safe: four threads reading PDFs at once (two 10-Ks, two small ones)
+    take turns, and each gets the document it gets alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = ["lyft_2021.pdf", "multicolumn.pdf", "uber_2021.pdf", "pdflatex-4-pages.pdf"] * 2
+    alone = {name: (uber if name == "uber_2021.pdf" else _read(name)) for name in set(names)}
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(_read, names))
+    assert [doc.markdown for doc in together] == [alone[name].markdown for name in names]

@@ -130,7 +130,9 @@ def test_bench_metrics(tmp_path):
 def test_bench_reading(data, tmp_path):
     got = run_script("bench_reading.py", str(data / "pdfs"), "--small", tmp_path=tmp_path)
     uber = got["reading"]["uber_2021.pdf"]
-    assert uber["pages"] == 12 and uber["same_document"] and uber["processes"] == 1  # 12 pages: read here
+    assert got["reader"] == uber["reader"] == "pdfium" and uber["pages"] == uber["pypdf"]["pages"] == 12
+    assert uber["pypdf"]["same_document"] and uber["pypdf"]["processes"] == 1  # 12 pages: read here
+    assert uber["characters"] > 10_000 and uber["fast_readers"]["cpu_ratio_to_plain_text"] > 0
     assert set(got["chunking_uber_2021_at_1000"]) == {"structure", "parent_child", "recursive", "sentence", "fixed"}
 
 
@@ -139,6 +141,26 @@ def test_bench_hnsw(data, tmp_path):
     (one,) = got["results"]
     assert (one["vectors"], one["real_vectors"], one["queries"]) == (500, 50, 10) and got["small"]
     assert unit(one["hnsw"]["recall@10"]) and all(unit(r["recall@10"]) for r in one["expansion_search_sweep"].values())
+
+
+def test_bench_hnsw_merge_keeps_the_other_sizes_of_this_cpu_only(data, tmp_path):
+    """--merge keeps the sizes not run now from the file at --out, each with its date, when that
+    file names this CPU; a file from another CPU is refused, naming both, and left as it was."""
+    from scripts._bench import machine_cpu
+
+    kept = {"vectors": 300, "hnsw": {"recall@10": 0.5}}
+    earlier = {"cpu": machine_cpu(), "measured": "2026-01-02", "results": [kept, {"vectors": 500, "hnsw": {}}]}
+    (tmp_path / "figures.json").write_text(json.dumps(earlier))
+    got = run_script("bench_hnsw.py", str(data / "scifact"), "--small", "--merge", tmp_path=tmp_path)
+    assert [r["vectors"] for r in got["results"]] == [300, 500]
+    assert got["results"][0] == {**kept, "measured": "2026-01-02"} and got["results"][1]["queries"] == 10
+    assert got["results"][1]["measured"] != "2026-01-02" and "sizes 300 kept" in got["notes"]
+    other = json.dumps({**earlier, "cpu": "another CPU"})
+    (tmp_path / "figures.json").write_text(other)
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_hnsw.py"), str(data / "scifact"), "--small",
+                           "--merge", "--out", str(tmp_path / "figures.json")], capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0 and "measured on 'another CPU'" in done.stderr
+    assert (tmp_path / "figures.json").read_text() == other
 
 
 def test_bench_search_load(data, tmp_path):

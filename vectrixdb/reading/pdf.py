@@ -1,8 +1,10 @@
-"""PDF pages to Markdown: the ".pdf" reader, pypdf by default (BSD licence; PyMuPDF is AGPL and is not used).
+"""PDF pages to Markdown: the ".pdf" reader (PDFium by default, or pypdf; PyMuPDF is AGPL and is not used).
 
-read_pdf reads with the reader $VECTRIXDB_PDF_READER names: pypdf (the default) or pdfium
-(reading/pdfium.py, opt-in). Both give each page a layout text and styled runs, which
-reading/layout.py turns into Markdown by the same rules (headings, tables, two columns, bullets).
+read_pdf reads with the reader $VECTRIXDB_PDF_READER names: pdfium (reading/pdfium.py, the default
+since 2026-12-05: about a tenth of pypdf's CPU) or pypdf (this module's own reader, the default
+before; every benchmark file names the reader it was measured with). Both give each page a layout
+text and styled runs, which reading/layout.py turns into Markdown by the same rules (headings,
+tables, two columns, bullets); scripts/reader_diff.py lists where their Markdown differs.
 pypdf makes two passes over each page: its layout mode gives lines in reading order with the
 spacing of the page kept, so words are not run together and columns of a table stay apart; a
 plain pass with a visitor sees each text run with its font (the runs headings are found by).
@@ -228,22 +230,29 @@ def _read_in_processes(data: bytes, count: int, processes: int, bar) -> list:
 
 
 READER_ENV = "VECTRIXDB_PDF_READER"  # which reader reads PDFs: READERS[0] (the default) or another of READERS
-READERS = ("pypdf", "pdfium")
+READERS = ("pdfium", "pypdf")
+
+
+def pdf_reader() -> str:
+    """The reader $VECTRIXDB_PDF_READER names: READERS[0] when it is unset or empty; any value not in
+    READERS raises BadInput naming the variable and the allowed values."""
+    chosen = os.environ.get(READER_ENV, "").strip()
+    if not chosen:
+        return READERS[0]
+    if chosen not in READERS:
+        raise BadInput(f"{READER_ENV}={chosen!r}: give one of {', '.join(READERS)} (unset reads with {READERS[0]})")
+    return chosen
 
 
 def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document:
-    """A PDF's pages as Markdown, read by the reader $VECTRIXDB_PDF_READER names: `pypdf` (the
-    default, also when unset or empty; the published figures were measured with it) or `pdfium`
-    (vectrixdb.reading.pdfium: about 10x less CPU, Markdown of the same shape, spacing and a few
-    tables differ). Any other value raises BadInput naming the variable and the allowed values."""
-    chosen = os.environ.get(READER_ENV, "").strip()
-    if chosen in ("", READERS[0]):
+    """A PDF's pages as Markdown, read by the reader `pdf_reader()` names: `pdfium`
+    (vectrixdb.reading.pdfium, the default: about a tenth of pypdf's CPU) or `pypdf`
+    (read_pdf_pypdf: Markdown of the same shape; spacing, some headings and a few table cells differ)."""
+    if pdf_reader() == "pypdf":
         return read_pdf_pypdf(data, doc_id=doc_id, source=source)
-    if chosen == "pdfium":
-        from vectrixdb.reading.pdfium import read_pdf as read_pdf_pdfium
+    from vectrixdb.reading.pdfium import read_pdf as read_pdf_pdfium
 
-        return read_pdf_pdfium(data, doc_id=doc_id, source=source)
-    raise BadInput(f"{READER_ENV}={chosen!r}: give one of {', '.join(READERS)} (unset reads with {READERS[0]})")
+    return read_pdf_pdfium(data, doc_id=doc_id, source=source)
 
 
 def read_pdf_pypdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document:

@@ -1,7 +1,6 @@
-"""PDF pages to Markdown with pypdfium2 (PDFium, BSD/Apache licences): the opt-in fast reader.
+"""PDF pages to Markdown with pypdfium2 (PDFium, BSD/Apache licences): the default PDF reader.
 
-Chosen with $VECTRIXDB_PDF_READER=pdfium (vectrixdb.reading.pdf.read_pdf dispatches); the default
-stays pypdf. The Markdown has the same shape as pypdf's reader: each page gives a fixed-width layout
+vectrixdb.reading.pdf.read_pdf dispatches here unless $VECTRIXDB_PDF_READER=pypdf. The Markdown has the same shape as pypdf's reader: each page gives a fixed-width layout
 text and styled runs `(text, size, heavy)`, and `layout.pages_document` turns them into Markdown by the
 same rules (headings by size or bold, tables, two columns, bullets, page boundaries, notes).
 
@@ -22,12 +21,15 @@ The rules of this reader:
   black, heavy or semibold (as pypdf's reader).
 - Rotated text is kept (pypdf's layout mode drops it): no character of PDFium's text is lost.
 - A page with no characters is an empty page (noted as a scan by pages_document).
-The whole file is read in this process: PDFium is not thread-safe and a page costs about 2 ms.
+The whole file is read in this process, a page costing about 4 ms of CPU. PDFium is not thread-safe
+(no two calls at once, even on different documents), so one file is read at a time per process:
+threads that read PDFs at once take turns.
 """
 from __future__ import annotations
 
 import ctypes
 import math
+import threading
 from typing import Any
 
 from vectrixdb.errors import BadInput
@@ -45,6 +47,7 @@ _JOIN_SPACES = 3  # objects closer than this many space widths on one baseline a
 _CONTROLS = str.maketrans({"\x02": "-", "\x00": None, "\r": " ", "\n": " "})
 
 Matrix = tuple[float, float, float, float, float, float]
+_PDFIUM = threading.Lock()  # held while PDFium reads a file: it is not thread-safe
 
 
 def _compose(inner: Matrix, outer: Matrix) -> Matrix:
@@ -220,6 +223,15 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
     where = source or doc_id
     if not data:
         raise BadInput(f"{where}: the file is empty (0 bytes)")
+    with _PDFIUM:
+        pages = _read_pages(pdfium, raw, data, where)
+    if not pages:
+        raise BadInput(f"{where}: the PDF has no pages")
+    return pages_document(pages, doc_id, source, HEADING_CHARS)
+
+
+def _read_pages(pdfium: Any, raw: Any, data: bytes, where: str) -> list[tuple[str, list[tuple[str, float, bool]]]]:
+    """Every page's layout text and runs; BadInput naming `where` for bytes PDFium cannot read."""
     try:
         pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
@@ -242,6 +254,4 @@ def read_pdf(data: bytes, *, doc_id: str, source: str | None = None) -> Document
         raise BadInput(f"{where}: not a readable PDF ({exc})") from None
     finally:
         pdf.close()
-    if not pages:
-        raise BadInput(f"{where}: the PDF has no pages")
-    return pages_document(pages, doc_id, source, HEADING_CHARS)
+    return pages

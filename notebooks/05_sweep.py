@@ -62,7 +62,8 @@ pd.Series(report["best"], name="the sweep's pick").drop(["build_s"]).map(
 # %%
 import matplotlib.pyplot as plt
 table = report.frame.pivot_table(index="chunk_size", columns="search", values="ndcg@10", aggfunc="max")
-ax = table.plot.bar(figsize=(6, 3.5), color=["#4c72b0", "#dd8452"], rot=0)
+ax = table.plot.bar(figsize=(7, 3.5), color=["#4c72b0", "#dd8452"], rot=0, ylim=(0, 1))
+ax.legend(title="search", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)  # beside the bars, never over one
 ax.set_xlabel("chunk size (characters, recursive)"); ax.set_ylabel("nDCG@10 (page)"); plt.tight_layout()
 
 # %% [markdown]

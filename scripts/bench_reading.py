@@ -58,8 +58,9 @@ def _children_cpu() -> float:
 
 
 def fast_readers(path: Path, repeats: int) -> dict:
-    """CPU seconds of the pdfium reader (called directly, whatever the default), pypdfium2's plain text and pdftotext on one PDF, best of
-    `repeats` taken in turn (a busy neighbour slows all alike), in this process."""
+    """CPU seconds of the pdfium reader (called directly, whatever the default), pypdfium2's plain
+    text and pdftotext on one PDF, best of `repeats` taken in turn (a busy neighbour slows all
+    alike), in this process."""
     from vectrixdb.reading.pdfium import read_pdf as read_pdfium
 
     data = path.read_bytes()

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import peak_rss_mb, run_phase, versions, write_json  # noqa: E402
+from _bench import machine_cpu, peak_rss_mb, run_phase, versions, write_json  # noqa: E402
 
 SEED = 20261130
 
@@ -146,11 +146,10 @@ def phase(folder: str, size: int, small: bool = False) -> dict:
 def kept_sizes(out: str, sizes: list[int]) -> tuple[list[dict], list[str]]:
     """The results at `out` for sizes not in `sizes`, and that file's notes, when it was measured on
     this CPU; a file from another CPU is refused, so one file never mixes machines."""
-    from _bench import machine_cpu
-
     earlier = json.loads(Path(out).read_text())
-    if earlier.get("cpu") != machine_cpu():
-        raise SystemExit(f"--merge: {out} was measured on {earlier.get('cpu')!r}, this is {machine_cpu()!r}")
+    here = machine_cpu()
+    if earlier.get("cpu") != here:
+        raise SystemExit(f"--merge: {out} was measured on {earlier.get('cpu')!r}, this is {here!r}")
     kept = [r for r in earlier["results"] if r["vectors"] not in sizes]
     for r in kept:
         r.setdefault("measured", earlier.get("measured", "not recorded"))

@@ -29,9 +29,9 @@ def _figures_table():
     return module
 
 
-def machine(name: str) -> str:
+def machine(name: str, folder: Path = ROOT / "benchmarks") -> str:
     """The machine a benchmark file records, in words; "not recorded" when it records none."""
-    d = json.loads((ROOT / "benchmarks" / name).read_text())
+    d = json.loads((folder / name).read_text())
     found = d.get("cpu") or d.get("machine")
     if isinstance(found, dict):
         cpu, cores = found.get("cpu"), found.get("cores")

@@ -3,6 +3,7 @@ and faiss on the same vectors -> benchmarks/hnsw_rule.json.
 
 usage: python scripts/hnsw_rule.py export ../shared/data/scifact .hnsw     # SciFact vectors as .npy
        python scripts/hnsw_rule.py grid .hnsw [--sizes 100000 1000000] [--out FILE] [--small]
+              [--graphs 64:256 ...] [--breadths 128 256 512 ...]
 
 `export` embeds SciFact's 5,183 abstracts and 1,109 questions with the default embedder (through the
 embedding cache) into docs.npy and queries.npy. `grid` needs only numpy, usearch and faiss-cpu, so it
@@ -16,7 +17,9 @@ usearch is searched twice on each graph: raw (asked for 10 results) and as the s
 (`min(max(k, breadth), n)` results, then the first k kept), with the share of queries whose top 10
 is the same both ways. The rule it checks: at each size the smallest breadth with recall@10 >= 0.99,
 its p50 within 2x of the fastest raw library at recall >= 0.99, and the build's CPU within 2x of
-faiss's for the same M and efConstruction.
+faiss's for the same M and efConstruction. `--graphs` (M:expansion_add) and `--breadths` replace the
+default grid, e.g. to check the store's own graph at 1,000,000 vectors, where each build takes an hour
+on two cores.
 """
 from __future__ import annotations
 
@@ -139,7 +142,8 @@ def one_size(base, queries, graphs, breadths, threads: int, out: dict, save) -> 
                           **{k: row[f"{k}_at_target"] for k in ("usearch_raw", "usearch_as_store", "faiss")}}), flush=True)
 
 
-def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int) -> None:
+def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int,
+         graphs: list[tuple[int, int]] | None = None, breadths: tuple[int, ...] = BREADTHS) -> None:
     import numpy as np
 
     from bench_hnsw import derive
@@ -151,12 +155,14 @@ def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int) -> 
                       for s in sizes}
     if small:
         graphs_by_size = {500: [(16, 64), (32, 128)]}
+    if graphs:
+        graphs_by_size = {s: graphs for s in graphs_by_size}
     result = {"what": __doc__.split("\n\n")[0].replace("\n", " "), "how": " ".join(__doc__.split("\n\n")[2].split()),
               "target": f"recall@10 >= {TARGET} against exact at the smallest breadth that gives it",
               "machine": {"cpu": machine_cpu().split(",")[0], "cpu_flags": machine_cpu(), "cores": os.cpu_count(), "build_threads": threads or os.cpu_count(),
                           "load_average_before": [round(x, 2) for x in os.getloadavg()]},
               "versions": {name: _version(name) for name in ("usearch", "faiss-cpu", "numpy")},
-              "small": small, "sizes": []}
+              "breadths": list(breadths), "small": small, "sizes": []}
     for size in sizes:
         rng = np.random.default_rng(SEED)
         base = np.empty((size, docs.shape[1]), dtype=np.float32)
@@ -171,7 +177,7 @@ def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int) -> 
             tmp.write_text(json.dumps(result, indent=1) + "\n")
             tmp.replace(out)
 
-        one_size(base, queries, graphs_by_size[size], BREADTHS, threads, entry, save)
+        one_size(base, queries, graphs_by_size[size], breadths, threads, entry, save)
 
 
 def _version(name: str) -> str | None:
@@ -181,6 +187,15 @@ def _version(name: str) -> str | None:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return None
+
+
+def graph(text: str) -> tuple[int, int]:
+    """"64:256" -> (64, 256): usearch's connectivity and expansion_add (faiss's M and efConstruction)."""
+    try:
+        m, ef_add = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected M:expansion_add, e.g. 64:256") from None
+    return m, ef_add
 
 
 def main() -> None:
@@ -195,11 +210,13 @@ def main() -> None:
     g.add_argument("--out", default="benchmarks/hnsw_rule.json")
     g.add_argument("--threads", type=int, default=0, help="build threads (0: every core)")
     g.add_argument("--small", action="store_true")
+    g.add_argument("--graphs", type=graph, nargs="+", help="M:expansion_add pairs, e.g. 64:256 (default: the grid)")
+    g.add_argument("--breadths", type=int, nargs="+", default=list(BREADTHS))
     args = ap.parse_args()
     if args.verb == "export":
         export(args.folder, args.out)
     else:
-        grid(args.vectors, args.sizes, args.out, args.small, args.threads)
+        grid(args.vectors, args.sizes, args.out, args.small, args.threads, args.graphs, tuple(sorted(args.breadths)))
 
 
 if __name__ == "__main__":

@@ -122,7 +122,7 @@ def test_the_site_builds_strict_and_a_reader_sees_its_pages(site):
     cli = _text_of(site / "cli" / "index.html")
     assert "vectrixdb golden check" in cli and "--fail-under" in cli
     figures = _text_of(site / "figures" / "index.html")
-    assert "AMD EPYC" in figures and "not recorded" in figures and "hnsw.json" in figures
+    assert "AMD EPYC" in figures and "not recorded by the run" in figures and "hnsw.json" in figures
 
 
 def test_every_page_is_in_the_navigation():
@@ -145,11 +145,22 @@ def test_the_figures_table_is_generated_from_the_benchmark_files():
     assert all(row.count("|") == 5 for row in shown.splitlines()), "every row names its machine"
 
 
-def test_a_benchmark_file_without_a_machine_says_not_recorded():
+def test_every_benchmark_file_names_its_machine():
+    """A run that recorded no CPU carries the one its session's closing note names, and says so."""
+    for path in sorted((ROOT / "benchmarks").glob("*.json")):
+        d = json.loads(path.read_text())
+        assert d.get("cpu") or d.get("machine"), f"{path.name} names no machine"
+
+
+def test_a_benchmark_file_without_a_machine_says_not_recorded(tmp_path):
     """And a file that read PDFs names its reader beside the machine."""
     figures = _load("docs_figures")
-    assert figures.machine("judge_calibration_qwen1.5b.json") == "not recorded"
-    assert figures.machine("write_golden_uber.json") == "not recorded; PDFs read by pypdf"
+    (tmp_path / "bare.json").write_text('{"what": "x"}')
+    (tmp_path / "read.json").write_text('{"what": "x", "pdf_reader": "pypdf"}')
+    assert figures.machine("bare.json", tmp_path) == "not recorded"
+    assert figures.machine("read.json", tmp_path) == "not recorded; PDFs read by pypdf"
+    assert figures.machine("write_golden_uber.json").startswith("Intel Xeon, 2 cores") and \
+        figures.machine("write_golden_uber.json").endswith("; PDFs read by pypdf")
     assert figures.machine("cli_cold.json").startswith("AMD EPYC") and "PDFs" not in figures.machine("cli_cold.json")
     assert figures.machine("hnsw_rule.json") == "Intel(R) Xeon(R) Processor, 16 cores"
     assert figures.machine("tenk_to_report.json").endswith("; PDFs read by pdfium")

@@ -357,6 +357,14 @@ def test_hnsw_rule_grid(tmp_path):
             reached = [int(b) for b, r in sweep.items() if r["recall@10"] >= 0.99]
             target = graph[f"{lib}_at_target"]
             assert (target is None) if not reached else target["breadth"] == min(reached)
+    chosen = run_script("hnsw_rule.py", "grid", str(tmp_path), "--small", "--graphs", "16:64", "--breadths", "64", "16",
+                        tmp_path=tmp_path / "chosen")
+    (graph,) = chosen["sizes"][0]["graphs"]
+    assert (graph["connectivity"], graph["expansion_add"]) == (16, 64) and chosen["breadths"] == [16, 64]
+    assert all(list(graph[lib]) == ["16", "64"] for lib in ("usearch_raw", "usearch_as_store", "faiss"))
+    bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "hnsw_rule.py"), "grid", str(tmp_path), "--graphs", "64"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "'64': expected M:expansion_add" in bad.stderr
 
 
 def test_compare_embedders_bench(data, models, tmp_path):

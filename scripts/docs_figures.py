@@ -35,7 +35,7 @@ def machine(name: str, folder: Path = ROOT / "benchmarks") -> str:
     found = d.get("cpu") or d.get("machine")
     if isinstance(found, dict):
         cpu, cores = found.get("cpu"), found.get("cores")
-        found = f"{cpu}, {cores} cores" if cpu and cores else cpu
+        found = found.get("cpu_flags") or (f"{cpu}, {cores} cores" if cpu and cores else cpu)
     said = " ".join(str(found).split()).replace("|", "/") if found else "not recorded"
     return f"{said}; PDFs read by {d['pdf_reader']}" if d.get("pdf_reader") else said
 

@@ -163,6 +163,7 @@ def test_a_benchmark_file_without_a_machine_says_not_recorded(tmp_path):
         figures.machine("write_golden_uber.json").endswith("; PDFs read by pypdf")
     assert figures.machine("cli_cold.json").startswith("AMD EPYC") and "PDFs" not in figures.machine("cli_cold.json")
     assert figures.machine("hnsw_rule.json") == "Intel(R) Xeon(R) Processor, 16 cores"
+    assert figures.machine("hnsw_rule_1m.json") == "AMD EPYC, 2 cores, avx2, avx512f, avx512_vnni, avx512_bf16"
     assert figures.machine("tenk_to_report.json").endswith("; PDFs read by pdfium")
 
 

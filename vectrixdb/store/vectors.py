@@ -93,8 +93,9 @@ class VectorIndex(Derived):
         # A dense graph for high recall (benchmarks/hnsw.json has the figures and the trials behind the
         # choice; at 1,000,000 vectors a graph of connectivity 32 and expansion_add 128 stayed below
         # recall@10 0.99 at every breadth up to 512, benchmarks/hnsw_rule.json). Its build takes 1.55x
-        # the CPU of faiss's IndexHNSWFlat at the same settings (faiss searches 2-3x faster at the same
-        # recall, but its HNSW index cannot remove a vector, which every update here does).
+        # the CPU of faiss's IndexHNSWFlat at the same settings at 100,000 vectors (a Xeon) and 2.12x at
+        # 1,000,000 (a 2-core AMD EPYC, benchmarks/hnsw_rule_1m.json); faiss searches 2.4-3x faster at
+        # the same recall, but its HNSW index cannot remove a vector, which every update here does.
         # expansion_search is a search-time setting, set per search from the index's size, so saved
         # indexes get it too; a saved index keeps the connectivity it was built with until rebuilt.
         self.index = Index(ndim=dim, metric="ip", dtype="f32", connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD)

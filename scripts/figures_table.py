@@ -380,7 +380,7 @@ OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _
             ("quantized_embedding_xeon.json", _quantized), ("parallel_local_smollm2.json", _parallel_local),
             ("suggest_expected.json", _suggest), ("search_under_load.json", _search_load),
             ("default_mode.json", _default_mode),
-            ("compare_chunking_uber_xeon.json", _compare_chunking)]
+            ("compare_chunking_uber_pypdf.json", _compare_chunking), ("compare_chunking_uber_xeon.json", _compare_chunking)]
 
 
 def _coverage_row(d: dict) -> tuple[str, str, str]:

@@ -4,7 +4,7 @@ and faiss on the same vectors -> benchmarks/hnsw_rule.json.
 usage: python scripts/hnsw_rule.py export ../shared/data/scifact .hnsw     # SciFact vectors as .npy
        python scripts/hnsw_rule.py check FILE      # the store graph's verdict (check()) into a grid's file
        python scripts/hnsw_rule.py grid .hnsw [--sizes 100000 1000000] [--out FILE] [--small]
-              [--graphs 64:256 ...] [--breadths 128 256 512 ...]
+              [--graphs 64:256 ...] [--breadths 128 256 512 ...] [--dtype f32|bf16|f16|i8]
 
 `export` embeds SciFact's 5,183 abstracts and 1,109 questions with the default embedder (through the
 embedding cache) into docs.npy and queries.npy. `grid` needs only numpy, usearch and faiss-cpu, so it
@@ -132,6 +132,8 @@ def add_check(row: dict, n: int) -> None:
 def check_file(path: str) -> dict:
     """add_check on every graph of a grid's file, written back atomically."""
     result = json.loads(Path(path).read_text())
+    if result.get("usearch_dtype", "f32") != "f32":
+        raise SystemExit(f"{path}: usearch stored {result['usearch_dtype']}, the store keeps f32: no verdict")
     for size in result["sizes"]:
         for row in size["graphs"]:
             add_check(row, size["vectors"])
@@ -145,12 +147,12 @@ def write(path: str, result: dict) -> None:
     tmp.replace(path)
 
 
-def usearch_rows(base, queries, truth, m: int, ef_add: int, breadths, threads: int) -> dict:
+def usearch_rows(base, queries, truth, m: int, ef_add: int, breadths, threads: int, dtype: str = "f32") -> dict:
     import numpy as np
     from usearch.index import Index
 
     n = len(base)
-    index = Index(ndim=base.shape[1], metric="ip", dtype="f32", connectivity=m, expansion_add=ef_add)
+    index = Index(ndim=base.shape[1], metric="ip", dtype=dtype, connectivity=m, expansion_add=ef_add)
     _, wall, cpu = timed(lambda: index.add(np.arange(n, dtype=np.uint64), base, threads=threads))
     row: dict = {"usearch_build": {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
                                    "memory_mb": round(index.memory_usage / 2**20)}}
@@ -187,20 +189,21 @@ def faiss_rows(base, queries, truth, m: int, ef_add: int, breadths, threads: int
             "faiss": sweep(search, queries, truth, breadths)}
 
 
-def one_size(base, queries, graphs, breadths, threads: int, out: dict, save) -> None:
+def one_size(base, queries, graphs, breadths, threads: int, out: dict, save, dtype: str = "f32") -> None:
     from bench_hnsw import exact_top
 
     truth = exact_top(base, queries)
     out.update(vectors=len(base), graphs=[])
     for m, ef_add in graphs:
         row: dict = {"connectivity": m, "expansion_add": ef_add,
-                     **usearch_rows(base, queries, truth, m, ef_add, breadths, threads),
+                     **usearch_rows(base, queries, truth, m, ef_add, breadths, threads, dtype),
                      **faiss_rows(base, queries, truth, m, ef_add, breadths, threads)}
         row["build_cpu_ratio_usearch_to_faiss"] = round(row["usearch_build"]["cpu_s"] / max(row["faiss_build"]["cpu_s"], 1e-9), 2)
         for lib in ("usearch_raw", "usearch_as_store", "faiss"):
             b = smallest(row[lib])
             row[f"{lib}_at_target"] = None if b is None else {"breadth": int(b), **row[lib][b]}
-        add_check(row, len(base))
+        if dtype == "f32":  # the store keeps f32 vectors; another precision is a probe, not the store
+            add_check(row, len(base))
         out["graphs"].append(row)
         save()  # after each graph: a run cut short keeps what it measured
         print(json.dumps({"vectors": len(base), "M": m, "ef_add": ef_add, "usearch_build": row["usearch_build"],
@@ -209,7 +212,7 @@ def one_size(base, queries, graphs, breadths, threads: int, out: dict, save) -> 
 
 
 def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int,
-         graphs: list[tuple[int, int]] | None = None, breadths: tuple[int, ...] = BREADTHS) -> None:
+         graphs: list[tuple[int, int]] | None = None, breadths: tuple[int, ...] = BREADTHS, dtype: str = "f32") -> None:
     import numpy as np
 
     from bench_hnsw import derive
@@ -228,7 +231,7 @@ def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int,
               "machine": {"cpu": machine_cpu().split(",")[0], "cpu_flags": machine_cpu(), "cores": os.cpu_count(), "build_threads": threads or os.cpu_count(),
                           "load_average_before": [round(x, 2) for x in os.getloadavg()]},
               "versions": {name: _version(name) for name in ("usearch", "faiss-cpu", "numpy")},
-              "breadths": list(breadths), "small": small, "sizes": []}
+              "breadths": list(breadths), "usearch_dtype": dtype, "small": small, "sizes": []}
     for size in sizes:
         rng = np.random.default_rng(SEED)
         base = np.empty((size, docs.shape[1]), dtype=np.float32)
@@ -241,7 +244,7 @@ def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int,
             result["machine"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
             write(out, result)
 
-        one_size(base, queries, graphs_by_size[size], breadths, threads, entry, save)
+        one_size(base, queries, graphs_by_size[size], breadths, threads, entry, save, dtype)
 
 
 def _version(name: str) -> str | None:
@@ -276,6 +279,8 @@ def main() -> None:
     g.add_argument("--small", action="store_true")
     g.add_argument("--graphs", type=graph, nargs="+", help="M:expansion_add pairs, e.g. 64:256 (default: the grid)")
     g.add_argument("--breadths", type=int, nargs="+", default=list(BREADTHS))
+    g.add_argument("--dtype", default="f32", choices=("f32", "bf16", "f16", "i8"),
+                   help="usearch's stored precision (the store's is f32; faiss's HNSWFlat stays f32)")
     c = sub.add_parser("check", help="(re)write the store graph's verdict into a grid's file")
     c.add_argument("file")
     args = ap.parse_args()
@@ -284,7 +289,8 @@ def main() -> None:
     elif args.verb == "check":
         print(json.dumps([row.get("check") for size in check_file(args.file)["sizes"] for row in size["graphs"]], indent=1))
     else:
-        grid(args.vectors, args.sizes, args.out, args.small, args.threads, args.graphs, tuple(sorted(args.breadths)))
+        grid(args.vectors, args.sizes, args.out, args.small, args.threads, args.graphs, tuple(sorted(args.breadths)),
+             args.dtype)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_cpu  # noqa: E402
+from _bench import machine_cpu, write_atomic  # noqa: E402
 
 SEED = 20261130
 BREADTHS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 512)
@@ -137,14 +137,8 @@ def check_file(path: str) -> dict:
     for size in result["sizes"]:
         for row in size["graphs"]:
             add_check(row, size["vectors"])
-    write(path, result)
+    write_atomic(path, result, indent=1)
     return result
-
-
-def write(path: str, result: dict) -> None:
-    tmp = Path(path).with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=1) + "\n")
-    tmp.replace(path)
 
 
 def usearch_rows(base, queries, truth, m: int, ef_add: int, breadths, threads: int, dtype: str = "f32") -> dict:
@@ -242,7 +236,7 @@ def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int,
 
         def save() -> None:
             result["machine"]["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-            write(out, result)
+            write_atomic(out, result, indent=1)
 
         one_size(base, queries, graphs_by_size[size], breadths, threads, entry, save, dtype)
 

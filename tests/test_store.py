@@ -507,9 +507,11 @@ def test_exact_dense_search_runs_its_product_on_one_blas_thread(built, monkeypat
     @contextlib.contextmanager
     def spy():
         with real():
-            seen.append([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"])
+            # numpy's own OpenBLAS does the product; scipy's, loaded later by the embedders, is not used here
+            seen.append([i["num_threads"] for i in threadpool_info()
+                         if i["user_api"] == "blas" and "numpy" in Path(i["filepath"]).parent.name])
             yield
 
     monkeypatch.setattr(vectors, "_one_blas_thread", spy)
     assert built.search("loan deferment", 3, mode="dense")
-    assert seen and all(threads == [1] * len(threads) for threads in seen)
+    assert seen and all(threads == [1] for threads in seen)

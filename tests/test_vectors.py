@@ -53,3 +53,74 @@ def test_the_search_breadth_grows_with_the_index(tmp_path, monkeypatch):
     monkeypatch.setattr(vectors, "EXACT_LIMIT", 10)
     index.search(embedded(1, 4)[0], 5)
     assert index.index.expansion_search == 96 and index.index.connectivity == vectors.CONNECTIVITY
+
+
+def test_the_graph_is_bfloat16_and_every_score_is_float32(tmp_path, monkeypatch):
+    """GRAPH_DTYPE keeps the graph in bfloat16; its candidates are scored again with the float32
+    copy, so a similarity is the float32 inner product (to float32's rounding: BLAS may sum in
+    another order; bfloat16's 8-bit mantissa would be off by ~1e-3), whichever path found it."""
+    base, queries = embedded(3000, 5), embedded(20, 6)
+    index = VectorIndex(tmp_path, "default", 384)
+    index.build(None, np.arange(3000, dtype=np.uint64)[::-1].copy(), base[::-1].copy())  # any key order
+    assert str(index.index.dtype).endswith("BF16") and index.keys.tolist() == list(range(3000))
+    monkeypatch.setattr(vectors, "EXACT_LIMIT", 100)
+    for q in queries:
+        keys, sims = index.search(q, 10)
+        np.testing.assert_allclose(sims, base[keys.astype(np.int64)] @ q, rtol=0, atol=2e-7)
+        assert np.array_equal(index.vector(int(keys[0])), base[int(keys[0])])
+    assert index.vector(3000) is None
+
+
+def test_a_saved_index_reads_back_its_graph_and_float32_copy(tmp_path):
+    from vectrixdb.store.catalog import State
+
+    state = State(catalog="c", generation=3, commit="t")
+    base = embedded(500, 7)
+    index = VectorIndex(tmp_path, "default", 384)
+    index.build(state, np.arange(100, 600, dtype=np.uint64), base)
+    index.save()
+    again = VectorIndex(tmp_path, "default", 384)
+    assert again.load(state)
+    assert np.array_equal(again.keys, index.keys) and np.array_equal(again.vecs, index.vecs)
+    assert len(again.index) == 500 and str(again.index.dtype).endswith("BF16")
+    assert not VectorIndex(tmp_path, "default", 384).load(State(catalog="c", generation=4, commit="u"))
+
+
+def test_an_index_saved_before_the_float32_copy_is_rebuilt_not_misread(tmp_path, caplog):
+    """Until GRAPH_DTYPE the file was a float32 graph alone and its stamp had no graph_bytes: such a
+    file is behind (rebuilt from the catalog, noted at INFO), never read as graph plus copy."""
+    import json
+    import logging
+
+    from usearch.index import Index
+
+    from vectrixdb.store.catalog import State, digest
+
+    state = State(catalog="c", generation=1, commit="t")
+    old = Index(ndim=384, metric="ip", dtype="f32", connectivity=vectors.CONNECTIVITY)
+    old.add(np.arange(50, dtype=np.uint64), embedded(50, 8))
+    data = bytes(old.save())
+    (tmp_path / "vectors.default.usearch").write_bytes(data)
+    (tmp_path / "vectors.default.json").write_bytes(state.stamp(sha256=digest(data), count=50, dim=384))
+    with caplog.at_level(logging.INFO, logger="vectrixdb"):
+        assert not VectorIndex(tmp_path, "default", 384).load(state)
+    assert [r.levelno for r in caplog.records] == [logging.INFO]
+    assert "float32 graph and no float32 copy" in caplog.text
+    stamp = json.loads((tmp_path / "vectors.default.json").read_text())
+    assert "graph_bytes" not in stamp  # the file is left for the rebuild to replace
+
+
+def test_updates_keep_the_float32_copy_as_a_fresh_build_would(tmp_path):
+    base = embedded(400, 9)
+    index = VectorIndex(tmp_path, "default", 384)
+    index.build(None, np.arange(300, dtype=np.uint64), base[:300])
+    index.update([5, 17, 299], [300, 301], base[300:302], None)  # removals and additions in one batch
+    index.update([], list(range(302, 400)), base[302:400], None)
+    index.update([0, 1], [], None, None)
+    fresh = VectorIndex(tmp_path, "other", 384)
+    keep = np.array(sorted(set(range(400)) - {0, 1, 5, 17, 299}), dtype=np.uint64)
+    fresh.build(None, keep, base[keep.astype(np.int64)])
+    assert np.array_equal(index.keys, fresh.keys) and np.array_equal(index.vecs, fresh.vecs)
+    assert len(index) == len(index.index) == len(keep)
+    q = embedded(1, 10)[0]
+    assert [a.tolist() for a in index.search(q, 10)] == [a.tolist() for a in fresh.search(q, 10)]

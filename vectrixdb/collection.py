@@ -26,8 +26,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
 
-import numpy as np
-
 from vectrixdb.embedding import Embedder, get_embedder, home
 from vectrixdb.errors import BadInput, Corrupt, IOFailure, NotFound
 from vectrixdb import search as searching
@@ -427,7 +425,7 @@ class Vectrix:
                 if len(keys) and vecs.shape[1] != info["dim"]:
                     problems.append(f"vector space {space!r} holds vectors of {vecs.shape[1]} numbers, not {info['dim']}")
                 saved = VectorIndex(self.folder, space, info["dim"])
-                if saved.load(state) and set(np.asarray(saved.index.keys).tolist()) != chunk_keys:
+                if saved.load(state) and set(saved.keys.tolist()) != chunk_keys:
                     problems.append(f"{saved.path.name} is stamped as current but holds other keys than the catalog")
             words = KeywordIndex(self.folder)
             if words.load(state) and set(words.keys.tolist()) != chunk_keys:

@@ -220,9 +220,8 @@ def similar(db, text_or_chunk_id: str, k: int = 10, *, vectors: str | None = Non
             if seen is not None and not len(seen):
                 own = None
         index = db._vector_index(space)
-        if own is not None and own in index.index:
-            query = np.asarray(index.index.get(own), dtype=np.float32).reshape(-1)
-        else:
+        query = index.vector(own) if own is not None else None
+        if query is None:
             if not encoded:
                 encoded.append(db.embedder(space).encode([text_or_chunk_id])[0])
             query = encoded[0]

@@ -13,8 +13,9 @@ recorded per size. Queries: all 1,109 SciFact questions (test and train), real a
 
 Per size, in a fresh process (its peak RSS is its own): exact top-10 by a matrix product (the path
 vectrixdb takes below EXACT_LIMIT), the HNSW index built exactly as store/vectors.py builds it
-(usearch's multi-threaded add) and searched at the breadth VectorIndex.search sets for that size
-(search_breadth), recall@10 of HNSW against exact, per-query p50/p99 latency of both
+(VectorIndex.build: usearch's multi-threaded add into a graph of GRAPH_DTYPE, with the float32
+copy) and searched as VectorIndex.search searches it (graph_search: candidates scored again in
+float32) at the breadth it sets for that size (search_breadth), recall@10 of HNSW against exact, per-query p50/p99 latency of both
 (one query at a time, as a search call does), build time, index memory; then recall and latency for
 other expansion_search values on the same graph, to show the margin.
 --small: 50 abstracts, 10 questions and one size of 500 vectors, to check that the script runs.
@@ -94,7 +95,7 @@ def percentiles(times):
 def phase(folder: str, size: int, small: bool = False) -> dict:
     import numpy as np
 
-    from vectrixdb.store.vectors import VectorIndex, search_breadth
+    from vectrixdb.store.vectors import GRAPH_DTYPE, VectorIndex, graph_search, search_breadth
 
     rng = np.random.default_rng(SEED)
     docs, queries = real_vectors(folder, small)
@@ -114,27 +115,26 @@ def phase(folder: str, size: int, small: bool = False) -> dict:
 
     vi = VectorIndex(Path(tempfile.mkdtemp()), "bench", 384)  # the defaults vectrixdb uses
     start = time.perf_counter()
-    vi.index.add(np.arange(size, dtype=np.uint64), base)
+    vi.build(None, np.arange(size, dtype=np.uint64), base)
     build_s = time.perf_counter() - start
     out = {
         "vectors": size, "real_vectors": len(docs), "queries": len(queries),
         "participation_ratio": {"real": round(participation_ratio(docs), 1),
                                 "derived": round(participation_ratio(base[len(docs) : len(docs) + 50_000]), 1)},
         "settings": {"connectivity": vi.index.connectivity, "expansion_add": vi.index.expansion_add,
-                     "expansion_search": search_breadth(size), "metric": "ip", "dtype": "f32"},
-        "build_s": round(build_s, 1), "index_memory_mb": round(vi.index.memory_usage / 2**20),
+                     "expansion_search": search_breadth(size), "metric": "ip", "dtype": GRAPH_DTYPE},
+        "build_s": round(build_s, 1), "index_memory_mb": round(vi.index.memory_usage / 2**20), "float32_copy_mb": round(vi.vecs.nbytes / 2**20),
         "vectors_alone_mb": round(base.nbytes / 2**20), "exact": percentiles(exact_ms),
     }
     default = search_breadth(size)  # what VectorIndex.search sets for an index of this size
     sweep = {}
     for ef in sorted({16, 32, 64, 128, 256, 512, 1024, 2048, default}):
-        vi.index.expansion_search = ef
         ms, hits = [], 0
         for q, want in zip(queries, truth):
             t0 = time.perf_counter()
-            got = vi.index.search(q, 10)
+            got = graph_search(vi.index, vi.keys, vi.vecs, q, 10, ef)[0]
             ms.append((time.perf_counter() - t0) * 1000)
-            hits += len(set(np.asarray(got.keys).tolist()) & set(want.tolist()))
+            hits += len(set(got.tolist()) & set(want.tolist()))
         sweep[str(ef)] = {"recall@10": round(hits / (10 * len(queries)), 4), **percentiles(ms)}
     out["hnsw"] = sweep[str(default)]
     out["expansion_search_sweep"] = sweep

@@ -197,7 +197,7 @@ def _hnsw(d: dict, name: str):
     for r in d["results"]:
         s, h = r["settings"], r["hnsw"]
         out.append((f"HNSW at {r['vectors']:,} vectors of 384 dims (connectivity {s['connectivity']}, expansion_search "
-                    f"{s['expansion_search']}): recall@10 against exact; p50 HNSW / exact; build",
+                    f"{s['expansion_search']}, vectors in {s['dtype']}): recall@10 against exact; p50 HNSW / exact; build",
                     f"{h['recall@10']:.4f}; {_ms(h['p50_ms'])} / {_ms(r['exact']['p50_ms'])} ms; {r['build_s']:.0f} s", name))
     return out
 
@@ -217,7 +217,8 @@ def _hnsw_rule(d: dict, name: str):
                 continue
             c = g["check"]
             faiss = c["faiss_at_the_store_recall"]
-            out.append((f"HNSW, the store's graph (connectivity {g['connectivity']}, expansion_add {g['expansion_add']}) at "
+            out.append((f"HNSW, the store's graph (connectivity {g['connectivity']}, expansion_add {g['expansion_add']}, "
+                        f"vectors in {d.get('usearch_dtype', 'f32')}) at "
                         f"{size['vectors']:,} vectors, searched at the store's breadth: recall@10; p50 the store / raw usearch "
                         "at that breadth / faiss at that recall; build CPU usearch / faiss; the rule (recall >= 0.99, p50 "
                         f"<= 2x raw usearch's, build <= 2x faiss's) ({m['cpu']}, {m['cores']} cores)",
@@ -373,7 +374,8 @@ OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _
             ("model_chunking_uber.json", _model_chunking), ("model_chunking_uber_qwen1.5b.json", _model_chunking),
             ("embedders_scifact_10k.json", _embedders), ("compare_embedders_uber.json", _compare_embedders),
             ("compare_embedders_scifact.json", _compare_embedders),
-            ("hnsw.json", _hnsw), ("hnsw_rule.json", _hnsw_rule), ("hnsw_rule_1m.json", _hnsw_rule), ("hnsw_rule_100k_amd.json", _hnsw_rule), ("tenk_to_report.json", _tenk), ("tenk_to_report_pypdf.json", _tenk),
+            ("hnsw.json", _hnsw), ("hnsw_rule.json", _hnsw_rule), ("hnsw_rule_1m.json", _hnsw_rule), ("hnsw_rule_100k_amd.json", _hnsw_rule),
+            ("hnsw_rule_1m_bf16.json", _hnsw_rule), ("hnsw_rule_bf16.json", _hnsw_rule), ("tenk_to_report.json", _tenk), ("tenk_to_report_pypdf.json", _tenk),
             ("tenk_to_report_xeon.json", _tenk),
             ("cli_cold.json", _cli), ("cli_cold_xeon.json", _cli),
             ("quantized_embedding.json", _quantized),

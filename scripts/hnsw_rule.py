@@ -7,16 +7,18 @@ usage: python scripts/hnsw_rule.py export ../shared/data/scifact .hnsw     # Sci
               [--graphs 64:256 ...] [--breadths 128 256 512 ...] [--dtype f32|bf16|f16|i8]
 
 `export` embeds SciFact's 5,183 abstracts and 1,109 questions with the default embedder (through the
-embedding cache) into docs.npy and queries.npy. `grid` needs only numpy, usearch and faiss-cpu, so it
-runs on any machine the vectors are copied to. Per size, the index vectors are the abstracts and
+embedding cache) into docs.npy and queries.npy. `grid` needs numpy, usearch, faiss-cpu and this
+repository's vectrixdb package (the store's rule and its graph_search), so it runs on any machine
+the repository and the vectors are copied to. Per size, the index vectors are the abstracts and
 vectors derived from them as scripts/bench_hnsw.py derives them (same seed and formula); the queries
 are the real questions. For each graph (usearch's connectivity M and expansion_add, and faiss's
 IndexHNSWFlat with the same M and efConstruction) it records the build's wall and CPU seconds (all
 threads: the process's CPU clock) and, for each search breadth (usearch expansion_search, faiss
 efSearch), recall@10 against the exact top 10 and the p50/p95 of one query at a time on one thread.
-usearch is searched twice on each graph: raw (asked for 10 results) and as the store asks
-(`min(max(k, breadth), n)` results, then the first k kept), with the share of queries whose top 10
-is the same both ways; per library, the smallest breadth with recall@10 >= 0.99. On the store's own
+usearch keeps its vectors in `--dtype` (default: the store's, GRAPH_DTYPE) and is searched twice
+on each graph: raw (asked for 10 results, in its own precision) and as the store searches
+(store/vectors.graph_search: `min(max(k, breadth), n)` candidates scored again in float32, the
+best k kept), with the share of queries whose top 10 is the same both ways; per library, the smallest breadth with recall@10 >= 0.99. On the store's own
 graph it adds the rule's verdict (check(): the store at the breadth store/vectors.py gives the size
 reaches 0.99, its p50 within 2x of raw usearch's at that breadth, the build's CPU within 2x of
 faiss's for the same M and efConstruction), and faiss's p50 at the same recall beside it. `--graphs` (M:expansion_add) and `--breadths` replace the
@@ -86,8 +88,8 @@ def check(row: dict, store_breadth: int | None) -> dict:
     """The rule's verdict on one graph, as issue 51 states it: the store, searching at the breadth its
     rule gives this size (store/vectors.search_breadth), must reach recall@10 >= TARGET with a p50
     within 2x of raw usearch at the same recall (the same graph and breadth: the store's search is
-    usearch's, asked for more results), and the graph's build CPU must be within 2x of faiss's at
-    the same M and efConstruction. Beside it, for the reader: raw usearch at the smallest breadth
+    usearch's, asked for more results and scored again in float32), and the graph's build CPU must
+    be within 2x of faiss's at the same M and efConstruction (a grid of another precision than the store's gets no verdict). Beside it, for the reader: raw usearch at the smallest breadth
     that reaches TARGET (what a smaller breadth would save) and faiss at the smallest breadth whose
     recall reaches the store's (faiss's index cannot remove a vector, so it cannot replace usearch)."""
     store = row["usearch_as_store"].get(str(store_breadth)) if store_breadth else None
@@ -111,29 +113,29 @@ def check(row: dict, store_breadth: int | None) -> dict:
     return {**out, "met": not failed, "why": "; ".join(failed) or "all three hold"}
 
 
-def store_rule(n: int) -> tuple[tuple[int, int], int] | None:
-    """The store's graph (connectivity, expansion_add) and the breadth it searches an index of n
-    vectors at, or None where vectrixdb is not installed (the grid itself needs only numpy, usearch
-    and faiss)."""
-    try:
-        from vectrixdb.store.vectors import CONNECTIVITY, EXPANSION_ADD, search_breadth
-    except ImportError:
-        return None
+def store_rule(n: int) -> tuple[tuple[int, int], int]:
+    """The store's graph (connectivity, expansion_add) and the breadth it searches an index of n vectors at."""
+    from vectrixdb.store.vectors import CONNECTIVITY, EXPANSION_ADD, search_breadth
+
     return (CONNECTIVITY, EXPANSION_ADD), search_breadth(n)
 
 
 def add_check(row: dict, n: int) -> None:
     """`check` into the row of a graph of n vectors, when the graph is the store's own."""
     rule = store_rule(n)
-    if rule and (row["connectivity"], row["expansion_add"]) == rule[0]:
+    if (row["connectivity"], row["expansion_add"]) == rule[0]:
         row["check"] = check(row, rule[1])
 
 
 def check_file(path: str) -> dict:
-    """add_check on every graph of a grid's file, written back atomically."""
+    """add_check on every graph of a grid's file, written back atomically; refused for a grid whose
+    usearch held another precision than the store's graph does (files from before GRAPH_DTYPE say f32)."""
+    from vectrixdb.store.vectors import GRAPH_DTYPE
+
     result = json.loads(Path(path).read_text())
-    if result.get("usearch_dtype", "f32") != "f32":
-        raise SystemExit(f"{path}: usearch stored {result['usearch_dtype']}, the store keeps f32: no verdict")
+    if result.get("usearch_dtype", "f32") != GRAPH_DTYPE:
+        raise SystemExit(f"{path}: usearch stored {result.get('usearch_dtype', 'f32')}, the store's graph keeps "
+                         f"{GRAPH_DTYPE}: no verdict")
     for size in result["sizes"]:
         for row in size["graphs"]:
             add_check(row, size["vectors"])
@@ -141,23 +143,26 @@ def check_file(path: str) -> dict:
     return result
 
 
-def usearch_rows(base, queries, truth, m: int, ef_add: int, breadths, threads: int, dtype: str = "f32") -> dict:
+def usearch_rows(base, queries, truth, m: int, ef_add: int, breadths, threads: int, dtype: str) -> dict:
     import numpy as np
     from usearch.index import Index
+
+    from vectrixdb.store.vectors import graph_search
 
     n = len(base)
     index = Index(ndim=base.shape[1], metric="ip", dtype=dtype, connectivity=m, expansion_add=ef_add)
     _, wall, cpu = timed(lambda: index.add(np.arange(n, dtype=np.uint64), base, threads=threads))
     row: dict = {"usearch_build": {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-                                   "memory_mb": round(index.memory_usage / 2**20)}}
+                                   "memory_mb": round(index.memory_usage / 2**20)},
+                 "usearch_kernels": str(index.hardware_acceleration)}  # the SIMD kernels usearch picked here
+    keys = np.arange(n, dtype=np.uint64)
 
     def raw(q, b):
         index.expansion_search = b
         return np.asarray(index.search(q, 10, threads=1).keys)
 
     def as_store(q, b):
-        index.expansion_search = b
-        return np.asarray(index.search(q, min(max(10, b), n), threads=1).keys)[:10]
+        return graph_search(index, keys, base, q, 10, b)[0]
 
     row["usearch_raw"] = sweep(raw, queries, truth, breadths)
     row["usearch_as_store"] = sweep(as_store, queries, truth, breadths)
@@ -183,8 +188,10 @@ def faiss_rows(base, queries, truth, m: int, ef_add: int, breadths, threads: int
             "faiss": sweep(search, queries, truth, breadths)}
 
 
-def one_size(base, queries, graphs, breadths, threads: int, out: dict, save, dtype: str = "f32") -> None:
+def one_size(base, queries, graphs, breadths, threads: int, out: dict, save, dtype: str) -> None:
     from bench_hnsw import exact_top
+
+    from vectrixdb.store.vectors import GRAPH_DTYPE
 
     truth = exact_top(base, queries)
     out.update(vectors=len(base), graphs=[])
@@ -196,7 +203,7 @@ def one_size(base, queries, graphs, breadths, threads: int, out: dict, save, dty
         for lib in ("usearch_raw", "usearch_as_store", "faiss"):
             b = smallest(row[lib])
             row[f"{lib}_at_target"] = None if b is None else {"breadth": int(b), **row[lib][b]}
-        if dtype == "f32":  # the store keeps f32 vectors; another precision is a probe, not the store
+        if dtype == GRAPH_DTYPE:  # another precision than the store's graph is a probe, not the store
             add_check(row, len(base))
         out["graphs"].append(row)
         save()  # after each graph: a run cut short keeps what it measured
@@ -206,11 +213,14 @@ def one_size(base, queries, graphs, breadths, threads: int, out: dict, save, dty
 
 
 def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int,
-         graphs: list[tuple[int, int]] | None = None, breadths: tuple[int, ...] = BREADTHS, dtype: str = "f32") -> None:
+         graphs: list[tuple[int, int]] | None = None, breadths: tuple[int, ...] = BREADTHS, dtype: str | None = None) -> None:
     import numpy as np
 
     from bench_hnsw import derive
 
+    from vectrixdb.store.vectors import GRAPH_DTYPE
+
+    dtype = dtype or GRAPH_DTYPE
     docs, queries = np.load(Path(folder) / "docs.npy"), np.load(Path(folder) / "queries.npy")
     if small:
         docs, queries, sizes = docs[:50], queries[:10], [500]
@@ -273,8 +283,8 @@ def main() -> None:
     g.add_argument("--small", action="store_true")
     g.add_argument("--graphs", type=graph, nargs="+", help="M:expansion_add pairs, e.g. 64:256 (default: the grid)")
     g.add_argument("--breadths", type=int, nargs="+", default=list(BREADTHS))
-    g.add_argument("--dtype", default="f32", choices=("f32", "bf16", "f16", "i8"),
-                   help="usearch's stored precision (the store's is f32; faiss's HNSWFlat stays f32)")
+    g.add_argument("--dtype", choices=("f32", "bf16", "f16", "i8"),
+                   help="usearch's stored precision (default: the store's graph's; faiss's HNSWFlat stays f32)")
     c = sub.add_parser("check", help="(re)write the store graph's verdict into a grid's file")
     c.add_argument("file")
     args = ap.parse_args()

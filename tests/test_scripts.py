@@ -359,13 +359,14 @@ def test_hnsw_rule_grid(tmp_path):
             target = graph[f"{lib}_at_target"]
             assert (target is None) if not reached else target["breadth"] == min(reached)
     chosen = run_script("hnsw_rule.py", "grid", str(tmp_path), "--small", "--graphs", "16:64", "--breadths", "64", "16",
-                        "--dtype", "bf16", tmp_path=tmp_path / "chosen")
+                        "--dtype", "f32", tmp_path=tmp_path / "chosen")
     (graph,) = chosen["sizes"][0]["graphs"]
     assert (graph["connectivity"], graph["expansion_add"]) == (16, 64) and chosen["breadths"] == [16, 64]
-    assert chosen["usearch_dtype"] == "bf16" and got["usearch_dtype"] == "f32"
+    assert chosen["usearch_dtype"] == "f32" and got["usearch_dtype"] == "bf16"  # the default: the store's graph's
+    assert graph["usearch_kernels"] and all(g["usearch_kernels"] for g in size["graphs"])
     probe = subprocess.run([sys.executable, str(ROOT / "scripts" / "hnsw_rule.py"), "check", str(tmp_path / "chosen" / "figures.json")],
                            capture_output=True, text=True)
-    assert probe.returncode == 1 and "usearch stored bf16, the store keeps f32: no verdict" in probe.stderr
+    assert probe.returncode == 1 and "usearch stored f32, the store's graph keeps bf16: no verdict" in probe.stderr
     assert all(list(graph[lib]) == ["16", "64"] for lib in ("usearch_raw", "usearch_as_store", "faiss"))
     bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "hnsw_rule.py"), "grid", str(tmp_path), "--graphs", "64"],
                          capture_output=True, text=True)

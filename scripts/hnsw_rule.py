@@ -18,11 +18,12 @@ efSearch), recall@10 against the exact top 10 and the p50/p95 of one query at a 
 usearch keeps its vectors in `--dtype` (default: the store's, GRAPH_DTYPE) and is searched twice
 on each graph: raw (asked for 10 results, in its own precision) and as the store searches
 (store/vectors.graph_search: `min(max(k, breadth), n)` candidates scored again in float32, the
-best k kept), with the share of queries whose top 10 is the same both ways; per library, the smallest breadth with recall@10 >= 0.99. On the store's own
-graph it adds the rule's verdict (check(): the store at the breadth store/vectors.py gives the size
-reaches 0.99, its p50 within 2x of raw usearch's at that breadth, the build's CPU within 2x of
-faiss's for the same M and efConstruction), and faiss's p50 at the same recall beside it. `--graphs` (M:expansion_add) and `--breadths` replace the
-default grid, e.g. to check the store's own graph at 1,000,000 vectors, where each build takes an hour
+best k kept), with the share of queries whose top 10 is the same both ways; per library, the
+smallest breadth with recall@10 >= 0.99. On the store's own graph, in the store's precision, it adds
+the rule's verdict (check(): the store at the breadth store/vectors.py gives the size reaches 0.99,
+its p50 within 2x of raw usearch's at that breadth, the build's CPU within 2x of faiss's for the
+same M and efConstruction), and faiss's p50 at the same recall beside it. `--graphs`
+(M:expansion_add) and `--breadths` replace the default grid, e.g. to check the store's own graph at 1,000,000 vectors, where each build takes an hour
 on two cores.
 """
 from __future__ import annotations
@@ -89,9 +90,9 @@ def check(row: dict, store_breadth: int | None) -> dict:
     rule gives this size (store/vectors.search_breadth), must reach recall@10 >= TARGET with a p50
     within 2x of raw usearch at the same recall (the same graph and breadth: the store's search is
     usearch's, asked for more results and scored again in float32), and the graph's build CPU must
-    be within 2x of faiss's at the same M and efConstruction (a grid of another precision than the store's gets no verdict). Beside it, for the reader: raw usearch at the smallest breadth
-    that reaches TARGET (what a smaller breadth would save) and faiss at the smallest breadth whose
-    recall reaches the store's (faiss's index cannot remove a vector, so it cannot replace usearch)."""
+    be within 2x of faiss's at the same M and efConstruction. Beside it, for the reader: raw usearch
+    at the smallest breadth that reaches TARGET (what a smaller breadth would save) and faiss at the
+    smallest breadth whose recall reaches the store's (faiss's index cannot remove a vector, so it cannot replace usearch)."""
     store = row["usearch_as_store"].get(str(store_breadth)) if store_breadth else None
     out: dict = {"store_breadth": store_breadth, "rule": "met when the store's recall@10 at its breadth >= "
                  f"{TARGET}, its p50 <= 2x raw usearch's at the same breadth, and build CPU <= 2x faiss's"}

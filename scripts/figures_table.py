@@ -373,7 +373,7 @@ OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _
             ("boilerplate_passages.json", _boilerplate), ("judge_calibration_qwen1.5b.json", _judge),
             ("model_chunking_uber.json", _model_chunking), ("model_chunking_uber_qwen1.5b.json", _model_chunking),
             ("embedders_scifact_10k.json", _embedders), ("compare_embedders_uber.json", _compare_embedders),
-            ("compare_embedders_scifact.json", _compare_embedders),
+            ("compare_embedders_scifact.json", _compare_embedders), ("compare_embedders_uber_pypdf.json", _compare_embedders),
             ("hnsw.json", _hnsw), ("hnsw_rule.json", _hnsw_rule), ("hnsw_rule_1m.json", _hnsw_rule), ("hnsw_rule_100k_amd.json", _hnsw_rule),
             ("hnsw_rule_1m_bf16.json", _hnsw_rule), ("hnsw_rule_bf16.json", _hnsw_rule), ("tenk_to_report.json", _tenk), ("tenk_to_report_pypdf.json", _tenk),
             ("tenk_to_report_xeon.json", _tenk),

@@ -171,7 +171,8 @@ def _embedders(d: dict, name: str):
             continue
         diff, rates = r["difference_mpnet_minus_minilm"][k], [r["embedders"][s]["passages_per_s"] for s in ("default", "mpnet")]
         out.append((f"all-MiniLM-L6-v2 (int8) vs all-mpnet-base-v2 on the same chunks, {what.format(**r)}: {k}; "
-                    "mpnet minus MiniLM [95% paired bootstrap]; passages/s",
+                    "mpnet minus MiniLM [95% paired bootstrap]; passages/s"
+                    + (f" (this part on {r['cpu']})" if r.get("cpu") else ""),
                     f"{r['default'][k]:.3f} vs {r['mpnet'][k]:.3f}; {diff['mean']:+.3f} [{diff['ci95'][0]:+.3f}, "
                     f"{diff['ci95'][1]:+.3f}]; {rates[0]:.1f} vs {rates[1]:.2f}", name))
     return out

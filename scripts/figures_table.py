@@ -222,12 +222,20 @@ def _hnsw_rule(d: dict, name: str):
                         f"vectors in {d.get('usearch_dtype', 'f32')}) at "
                         f"{size['vectors']:,} vectors, searched at the store's breadth: recall@10; p50 the store / raw usearch "
                         "at that breadth / faiss at that recall; build CPU usearch / faiss; the rule (recall >= 0.99, p50 "
-                        f"<= 2x raw usearch's, build <= 2x faiss's) ({m['cpu']}, {m['cores']} cores)",
+                        f"<= 2x raw usearch's, build <= 2x faiss's) ({m['cpu']}, {m['cores']} cores{_kernels(m, g)})",
                         f"{c['store']['recall@10']:.4f} at {c['store_breadth']}; {_ms(c['store']['p50_ms'])} / "
                         f"{_ms(c['raw_usearch_p50_ms'])} / "
                         f"{_ms(faiss['p50_ms']) if faiss else 'none reached it'} ms; {c['build_cpu_usearch_to_faiss']:.2f}x; "
                         f"{'met' if c['met'] else 'not met: ' + c['why']}", name if not out else "same"))
     return out
+
+
+def _kernels(machine: dict, graph: dict) -> str:
+    """", limited to usearch's haswell and faiss's AVX2 kernels" when the run hid the CPU's better ones
+    (scripts/hnsw_rule.py --faiss-simd and scripts/nk_mask.c), else nothing."""
+    if not machine.get("kernels_limited"):
+        return ""
+    return f", limited to usearch's {graph['usearch_kernels']} and faiss's {graph['faiss_simd']} kernels"
 
 
 def _where(d: dict) -> str:
@@ -376,7 +384,8 @@ OPTIONAL = [("late_chunking_scifact.json", _late), ("scale_local_vs_ray.json", _
             ("embedders_scifact_10k.json", _embedders), ("compare_embedders_uber.json", _compare_embedders),
             ("compare_embedders_scifact.json", _compare_embedders), ("compare_embedders_uber_pypdf.json", _compare_embedders),
             ("hnsw.json", _hnsw), ("hnsw_rule.json", _hnsw_rule), ("hnsw_rule_1m.json", _hnsw_rule), ("hnsw_rule_100k_amd.json", _hnsw_rule),
-            ("hnsw_rule_1m_bf16.json", _hnsw_rule), ("hnsw_rule_bf16.json", _hnsw_rule), ("tenk_to_report.json", _tenk), ("tenk_to_report_pypdf.json", _tenk),
+            ("hnsw_rule_1m_bf16.json", _hnsw_rule), ("hnsw_rule_bf16.json", _hnsw_rule),
+            ("hnsw_rule_bf16_avx2.json", _hnsw_rule), ("hnsw_rule_1m_bf16_avx2.json", _hnsw_rule), ("tenk_to_report.json", _tenk), ("tenk_to_report_pypdf.json", _tenk),
             ("tenk_to_report_xeon.json", _tenk),
             ("cli_cold.json", _cli), ("cli_cold_xeon.json", _cli),
             ("quantized_embedding.json", _quantized),

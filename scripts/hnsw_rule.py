@@ -5,6 +5,7 @@ usage: python scripts/hnsw_rule.py export ../shared/data/scifact .hnsw     # Sci
        python scripts/hnsw_rule.py check FILE      # the store graph's verdict (check()) into a grid's file
        python scripts/hnsw_rule.py grid .hnsw [--sizes 100000 1000000] [--out FILE] [--small]
               [--graphs 64:256 ...] [--breadths 128 256 512 ...] [--dtype f32|bf16|f16|i8]
+              [--faiss-simd AVX2]
 
 `export` embeds SciFact's 5,183 abstracts and 1,109 questions with the default embedder (through the
 embedding cache) into docs.npy and queries.npy. `grid` needs numpy, usearch, faiss-cpu and this
@@ -23,8 +24,15 @@ smallest breadth with recall@10 >= 0.99. On the store's own graph, in the store'
 the rule's verdict (check(): the store at the breadth store/vectors.py gives the size reaches 0.99,
 its p50 within 2x of raw usearch's at that breadth, the build's CPU within 2x of faiss's for the
 same M and efConstruction), and faiss's p50 at the same recall beside it. `--graphs`
-(M:expansion_add) and `--breadths` replace the default grid, e.g. to check the store's own graph at 1,000,000 vectors, where each build takes an hour
-on two cores.
+(M:expansion_add) and `--breadths` replace the default grid, e.g. to check the store's own graph at
+1,000,000 vectors, where each build takes an hour on two cores.
+
+Each row names the SIMD kernels each library ran (usearch_kernels, faiss_simd). To measure the rule
+as a CPU without AVX-512 would run it, on one that has it: `--faiss-simd AVX2` sets faiss's level,
+scripts/nk_mask.c (preloaded, NK_MASK=0x5) leaves usearch only its AVX2 kernels, and
+OPENBLAS_CORETYPE=Haswell does the same for numpy's products (exact truth, float32 rescoring). The
+run records those settings under machine.kernels_limited. The clock, caches and memory stay this
+machine's: it shows what the instructions change, not a slower machine.
 """
 from __future__ import annotations
 
@@ -186,6 +194,7 @@ def faiss_rows(base, queries, truth, m: int, ef_add: int, breadths, threads: int
         return flat.search(q[None, :], 10)[1][0]
 
     return {"faiss_build": {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1)},
+            "faiss_simd": faiss.SIMDConfig.get_level_name(),  # the SIMD level faiss dispatched to here
             "faiss": sweep(search, queries, truth, breadths)}
 
 
@@ -213,8 +222,19 @@ def one_size(base, queries, graphs, breadths, threads: int, out: dict, save, dty
                           **{k: row[f"{k}_at_target"] for k in ("usearch_raw", "usearch_as_store", "faiss")}}), flush=True)
 
 
+def limit_faiss(level: str | None) -> None:
+    """Make faiss dispatch to `level` (e.g. "AVX2") instead of the best its CPU has."""
+    if level:
+        import faiss
+
+        faiss.SIMDConfig.set_level(faiss.to_simd_level(level))
+        if faiss.SIMDConfig.get_level_name() != level:
+            raise SystemExit(f"faiss did not take SIMD level {level!r}: it runs {faiss.SIMDConfig.get_level_name()}")
+
+
 def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int,
-         graphs: list[tuple[int, int]] | None = None, breadths: tuple[int, ...] = BREADTHS, dtype: str | None = None) -> None:
+         graphs: list[tuple[int, int]] | None = None, breadths: tuple[int, ...] = BREADTHS, dtype: str | None = None,
+         faiss_simd: str | None = None) -> None:
     import numpy as np
 
     from bench_hnsw import derive
@@ -222,6 +242,7 @@ def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int,
     from vectrixdb.store.vectors import GRAPH_DTYPE
 
     dtype = dtype or GRAPH_DTYPE
+    limit_faiss(faiss_simd)
     docs, queries = np.load(Path(folder) / "docs.npy"), np.load(Path(folder) / "queries.npy")
     if small:
         docs, queries, sizes = docs[:50], queries[:10], [500]
@@ -234,7 +255,10 @@ def grid(folder: str, sizes: list[int], out: str, small: bool, threads: int,
     result = {"what": __doc__.split("\n\n")[0].replace("\n", " "), "how": " ".join(__doc__.split("\n\n")[2].split()),
               "target": f"recall@10 >= {TARGET} against exact at the smallest breadth that gives it",
               "machine": {"cpu": machine_cpu().split(",")[0], "cpu_flags": machine_cpu(), "cores": os.cpu_count(), "build_threads": threads or os.cpu_count(),
-                          "load_average_before": [round(x, 2) for x in os.getloadavg()]},
+                          "load_average_before": [round(x, 2) for x in os.getloadavg()],
+                          "kernels_limited": {k: v for k, v in (("faiss_simd", faiss_simd),
+                                              ("NK_MASK", os.environ.get("NK_MASK") if os.environ.get("LD_PRELOAD") else None),
+                                              ("OPENBLAS_CORETYPE", os.environ.get("OPENBLAS_CORETYPE"))) if v}},
               "versions": {name: _version(name) for name in ("usearch", "faiss-cpu", "numpy")},
               "breadths": list(breadths), "usearch_dtype": dtype, "small": small, "sizes": []}
     for size in sizes:
@@ -286,6 +310,8 @@ def main() -> None:
     g.add_argument("--breadths", type=int, nargs="+", default=list(BREADTHS))
     g.add_argument("--dtype", choices=("f32", "bf16", "f16", "i8"),
                    help="usearch's stored precision (default: the store's graph's; faiss's HNSWFlat stays f32)")
+    g.add_argument("--faiss-simd", choices=("NONE", "AVX2", "AVX512"),
+                   help="the SIMD level faiss runs at (default: the best this CPU has)")
     c = sub.add_parser("check", help="(re)write the store graph's verdict into a grid's file")
     c.add_argument("file")
     args = ap.parse_args()
@@ -295,7 +321,7 @@ def main() -> None:
         print(json.dumps([row.get("check") for size in check_file(args.file)["sizes"] for row in size["graphs"]], indent=1))
     else:
         grid(args.vectors, args.sizes, args.out, args.small, args.threads, args.graphs, tuple(sorted(args.breadths)),
-             args.dtype)
+             args.dtype, args.faiss_simd)
 
 
 if __name__ == "__main__":

@@ -358,6 +358,7 @@ def test_hnsw_rule_grid(tmp_path):
             reached = [int(b) for b, r in sweep.items() if r["recall@10"] >= 0.99]
             target = graph[f"{lib}_at_target"]
             assert (target is None) if not reached else target["breadth"] == min(reached)
+    assert all(g["faiss_simd"] for g in size["graphs"]) and got["machine"]["kernels_limited"] == {}
     chosen = run_script("hnsw_rule.py", "grid", str(tmp_path), "--small", "--graphs", "16:64", "--breadths", "64", "16",
                         "--dtype", "f32", tmp_path=tmp_path / "chosen")
     (graph,) = chosen["sizes"][0]["graphs"]
@@ -371,6 +372,32 @@ def test_hnsw_rule_grid(tmp_path):
     bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "hnsw_rule.py"), "grid", str(tmp_path), "--graphs", "64"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "'64': expected M:expansion_add" in bad.stderr
+
+
+def test_hnsw_rule_grid_runs_on_avx2_kernels_only(tmp_path):
+    """The rule measured as a CPU without AVX-512 would run it (scripts/hnsw_rule.py's docstring):
+    faiss set to AVX2, usearch's NumKong kernels masked by scripts/nk_mask.c, built here with gcc and
+    preloaded; the file names the kernels each library ran and the limits the run was given."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for name, n in (("docs", 50), ("queries", 10)):
+        v = rng.standard_normal((n, 384)).astype(np.float32)
+        np.save(tmp_path / f"{name}.npy", v / np.linalg.norm(v, axis=1, keepdims=True))
+    shim = tmp_path / "libnkmask.so"
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(shim), str(ROOT / "scripts" / "nk_mask.c"), "-ldl"], check=True)
+    env = {**os.environ, "LD_PRELOAD": str(shim), "NK_MASK": "0x5", "OPENBLAS_CORETYPE": "Haswell"}
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "hnsw_rule.py"), "grid", str(tmp_path), "--small",
+                           "--graphs", "16:64", "--breadths", "64", "--faiss-simd", "AVX2", "--out", str(tmp_path / "f.json")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads((tmp_path / "f.json").read_text())
+    (graph,) = got["sizes"][0]["graphs"]
+    assert graph["usearch_kernels"] == "haswell" and graph["faiss_simd"] == "AVX2"
+    assert got["machine"]["kernels_limited"] == {"faiss_simd": "AVX2", "NK_MASK": "0x5", "OPENBLAS_CORETYPE": "Haswell"}
+    bad = subprocess.run([sys.executable, str(ROOT / "scripts" / "hnsw_rule.py"), "grid", str(tmp_path), "--faiss-simd", "avx2"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "invalid choice: 'avx2'" in bad.stderr
 
 
 def test_compare_embedders_bench(data, models, tmp_path):

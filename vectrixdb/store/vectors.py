@@ -13,7 +13,10 @@ avx512_bf16 (benchmarks/hnsw_rule_1m_bf16.json against the float32 graph's hnsw_
 graph built with 2,124 CPU-s instead of 5,502 (faiss's IndexHNSWFlat, float32, at the same settings:
 2,562), a search at breadth 512 took 5.0 ms p50 instead of 10.7, at recall@10 0.9957 instead of
 0.9956; the memory is 2.0 GB for the graph and 1.5 GB for the float32 copy, against 3.1 GB for
-the float32 graph. A CPU without bfloat16 instructions converts in software: not measured.
+the float32 graph. Limited to AVX2 kernels (usearch's "haswell", faiss's AVX2; the CPU's AVX-512
+and bfloat16 instructions hidden, benchmarks/hnsw_rule_1m_bf16_avx2.json) the same build took 1.60x
+faiss's CPU and a search 7.8 ms at the same recall, 1.15x raw usearch's: within the rule, though on
+that CPU faiss's HNSW searches faster (5.4 ms at recall@10 0.9977; 3.7 ms at 0.9956).
 
 The file is derived from the catalog, so it is only trusted when its stamp (vectors.<space>.json)
 names the catalog's current State and the SHA-256 of the file's bytes matches: the bytes are read
@@ -41,12 +44,13 @@ GRAPH_DTYPE = "bf16"  # the graph's copy of the vectors; the scores come from th
 # The smallest expansion_search with recall@10 >= 0.99 against exact search, measured on the float32 graph
 # (CONNECTIVITY, EXPANSION_ADD) at three sizes of SciFact-derived vectors: 96 at 100,000 (0.9926;
 # benchmarks/hnsw_rule.json), 128 at 300,000 (0.9938) and 512 at 1,000,000 (0.9956; 0.9948 in the
-# build before, in the file's history; both benchmarks/hnsw.json). At 1,000,000, 256 gave 0.9907 and
-# 0.9896 in the two builds: too near 0.99 to rely on. Recall at a fixed breadth falls as the index
-# grows, so an index between two measured sizes takes the larger one's breadth. Measured again on the
-# bfloat16 graph searched as graph_search searches it: 0.9931 at 96 for 100,000, 0.9937 at 128 for
-# 300,000 (benchmarks/hnsw_rule_bf16.json) and 0.9957 at 512 for 1,000,000 (256: 0.9903;
-# benchmarks/hnsw_rule_1m_bf16.json).
+# build before; both in benchmarks/hnsw.json's history, up to commit 155fb69). At 1,000,000, 256 gave
+# 0.9907 and 0.9896 in the two builds: too near 0.99 to rely on. Recall at a fixed breadth falls as
+# the index grows, so an index between two measured sizes takes the larger one's breadth. Measured
+# again on the bfloat16 graph searched as graph_search searches it: 0.9931 at 96 for 100,000, 0.9937
+# at 128 for 300,000 (benchmarks/hnsw_rule_bf16.json) and 0.9957 at 512 for 1,000,000 (256: 0.9903;
+# benchmarks/hnsw_rule_1m_bf16.json); in a second build of each, the store's own bench
+# (benchmarks/hnsw.json): 0.9932, 0.9936 and 0.9957 (256: 0.9908).
 MEASURED_BREADTHS = ((100_000, 96), (300_000, 128), (1_000_000, 512))
 
 
@@ -123,15 +127,16 @@ class VectorIndex(Derived):
         self.path = folder / f"vectors.{space}.usearch"
         self.stamp_path = folder / f"vectors.{space}.json"
         self.dim = dim
-        # A dense graph for high recall (benchmarks/hnsw.json has the figures and the trials behind the
-        # choice; at 1,000,000 vectors a graph of connectivity 32 and expansion_add 128 stayed below
-        # recall@10 0.99 at every breadth up to 512, benchmarks/hnsw_rule.json). In float32 its build
-        # took 1.55x the CPU of faiss's IndexHNSWFlat at the same settings at 100,000 vectors (a Xeon)
-        # and 2.12x at 1,000,000 (a 2-core AMD EPYC, benchmarks/hnsw_rule_1m.json), over issue 51's
-        # 2x; in bfloat16 (GRAPH_DTYPE, the module's docstring) 0.83x at 1,000,000. faiss's HNSW
-        # index cannot remove a vector, which every update here does, so it cannot replace usearch.
-        # expansion_search is a search-time setting, set per search from the index's size, so saved
-        # indexes get it too; a saved index keeps the connectivity it was built with until rebuilt.
+        # A dense graph for high recall (benchmarks/hnsw.json has the figures, and its version at
+        # commit 9f8813d the trials behind the choice; at 1,000,000 vectors a graph of connectivity
+        # 32 and expansion_add 128 stayed below recall@10 0.99 at every breadth up to 512,
+        # benchmarks/hnsw_rule.json). In float32 its build took 1.55x the CPU of faiss's IndexHNSWFlat
+        # at the same settings at 100,000 vectors (a Xeon) and 2.12x at 1,000,000 (a 2-core AMD EPYC,
+        # benchmarks/hnsw_rule_1m.json), over issue 51's 2x; in bfloat16 (GRAPH_DTYPE, the module's
+        # docstring) 0.83x at 1,000,000. faiss's HNSW index cannot remove a vector, which every
+        # update here does, so it cannot replace usearch. expansion_search is a search-time setting,
+        # set per search from the index's size, so saved indexes get it too; a saved index keeps the
+        # connectivity it was built with until rebuilt.
         self.index = Index(ndim=dim, metric="ip", dtype=GRAPH_DTYPE, connectivity=CONNECTIVITY,
                            expansion_add=EXPANSION_ADD)
         self.keys, self.vecs = np.zeros(0, np.uint64), np.zeros((0, dim), np.float32)

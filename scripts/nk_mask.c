@@ -1,5 +1,5 @@
 /* Hide CPU features from usearch's kernels (NumKong), to measure the HNSW rule as a CPU without them
-   would run it (scripts/hnsw_rule.py grid --kernels): usearch asks NumKong's nk_capabilities() which
+   would run it (scripts/hnsw_rule.py's docstring): usearch asks NumKong's nk_capabilities() which
    SIMD families the CPU has; preloaded, this answers the real set ANDed with $NK_MASK.
 
    gcc -O2 -shared -fPIC -o /tmp/libnkmask.so scripts/nk_mask.c -ldl

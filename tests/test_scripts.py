@@ -335,16 +335,21 @@ def test_bench_tenk(data, models, tmp_path):
     assert rows == ["1", "3", "5", "10"]  # the report's k rows, above the interval's legend
 
 
-def test_hnsw_rule_grid(tmp_path):
-    """The rule's grid on 50 random unit vectors grown to 500 (the vectors are .npy files, as the
-    device run reads them): every library swept at every breadth, and the breadth it names for the
-    target is the smallest that reaches it."""
+def save_unit_vectors(folder: Path) -> None:
+    """50 random unit vectors of 384 dims as docs.npy and 10 as queries.npy: the rule's grid input."""
     import numpy as np
 
     rng = np.random.default_rng(0)
     for name, n in (("docs", 50), ("queries", 10)):
         v = rng.standard_normal((n, 384)).astype(np.float32)
-        np.save(tmp_path / f"{name}.npy", v / np.linalg.norm(v, axis=1, keepdims=True))
+        np.save(folder / f"{name}.npy", v / np.linalg.norm(v, axis=1, keepdims=True))
+
+
+def test_hnsw_rule_grid(tmp_path):
+    """The rule's grid on 50 random unit vectors grown to 500 (the vectors are .npy files, as the
+    device run reads them): every library swept at every breadth, and the breadth it names for the
+    target is the smallest that reaches it."""
+    save_unit_vectors(tmp_path)
     got = run_script("hnsw_rule.py", "grid", str(tmp_path), "--small", tmp_path=tmp_path / "run")
     (size,) = got["sizes"]
     assert got["small"] and size["vectors"] == 500 and len(size["graphs"]) == 2 and got["machine"]["cpu"]
@@ -378,20 +383,12 @@ def test_hnsw_rule_grid_runs_on_avx2_kernels_only(tmp_path):
     """The rule measured as a CPU without AVX-512 would run it (scripts/hnsw_rule.py's docstring):
     faiss set to AVX2, usearch's NumKong kernels masked by scripts/nk_mask.c, built here with gcc and
     preloaded; the file names the kernels each library ran and the limits the run was given."""
-    import numpy as np
-
-    rng = np.random.default_rng(0)
-    for name, n in (("docs", 50), ("queries", 10)):
-        v = rng.standard_normal((n, 384)).astype(np.float32)
-        np.save(tmp_path / f"{name}.npy", v / np.linalg.norm(v, axis=1, keepdims=True))
+    save_unit_vectors(tmp_path)
     shim = tmp_path / "libnkmask.so"
     subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(shim), str(ROOT / "scripts" / "nk_mask.c"), "-ldl"], check=True)
-    env = {**os.environ, "LD_PRELOAD": str(shim), "NK_MASK": "0x5", "OPENBLAS_CORETYPE": "Haswell"}
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "hnsw_rule.py"), "grid", str(tmp_path), "--small",
-                           "--graphs", "16:64", "--breadths", "64", "--faiss-simd", "AVX2", "--out", str(tmp_path / "f.json")],
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    got = json.loads((tmp_path / "f.json").read_text())
+    got = run_script("hnsw_rule.py", "grid", str(tmp_path), "--small", "--graphs", "16:64", "--breadths", "64",
+                     "--faiss-simd", "AVX2", tmp_path=tmp_path / "run",
+                     env={"LD_PRELOAD": str(shim), "NK_MASK": "0x5", "OPENBLAS_CORETYPE": "Haswell"})
     (graph,) = got["sizes"][0]["graphs"]
     assert graph["usearch_kernels"] == "haswell" and graph["faiss_simd"] == "AVX2"
     assert got["machine"]["kernels_limited"] == {"faiss_simd": "AVX2", "NK_MASK": "0x5", "OPENBLAS_CORETYPE": "Haswell"}

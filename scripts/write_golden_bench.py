@@ -10,7 +10,8 @@ OpenAI-compatible server), or without --url SmolLM2-135M-Instruct started here a
 temperature 0, repeat_penalty 1.3. Passages are cut to --max-chars characters so a two-place prompt
 fits, and a slot whose question is set aside is given --replacements more passages. The answer cache
 starts empty unless --cache names one, so every call is made and counted; the same run is then
-repeated from the cache to show that it makes no calls. Figures: calls, tokens and seconds per kept
+repeated from the cache to show that it asks again only what failed (a reply that did not parse
+is not cached) and writes the same rows. Figures: calls, tokens and seconds per kept
 question, the drafts sent back by reason, and audit_golden's figures side by side. A full run is
 the whole --out file (an existing file's `runs` are kept); --probe N measures the drafting step
 alone and writes `runs[label]` beside whatever the file holds. The load average is recorded: on a shared machine the seconds are under that load.
@@ -233,8 +234,8 @@ def main() -> int:
         "drafting": "numbered sentences: the model names the sentences that answer, the evidence is cut from them by code",
         "versions": versions("xllamacpp", "openai", "sentence-transformers"),
         "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after],
-                         "note": "2 cores shared with other work and another client of the same model server: "
-                                 "the seconds are under this load"},
+                         "note": "the 1-, 5- and 15-minute load averages before and after the run: the seconds "
+                                 "are under this load"},
         "n": args.n, "concurrency": args.concurrency, "ingest_seconds_not_timed_below": round(ingest_s, 1),
         "written": written.to_dict(),
         "per_kept_question": None if not written.kept else {

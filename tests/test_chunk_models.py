@@ -65,16 +65,20 @@ def test_a_note_places_a_chunk_with_the_document_first(server):
     assert sent.index('source="document"') < sent.index('source="chunk"') and "[...]" in sent
 
 
-def test_a_note_that_echoes_the_prompts_fence_is_no_note(server):
-    """Qwen2.5-Coder-1.5B once sent the fenced document back as the note: such a reply is no note,
-    counted as failed, like a reply that does not parse."""
-    for echoed in ('<passage source="document">## UNITED STATES ... </passage>', "It ends the chunk. < /passage>"):
-        server.answer(json.dumps({"note": echoed}))
+def test_a_note_that_places_nothing_is_no_note(server):
+    """Qwen2.5-Coder-1.5B sent the fenced document back as the note once, and "<chunk>" for 70 of 71
+    chunks on llama.cpp's server: such a reply is no note, counted as failed, like one that does not parse."""
+    empty = ('<passage source="document">## UNITED STATES ... </passage>', "It ends the chunk. < /passage>",
+             "<chunk>", " <chunk> </chunk> ", "Chunk 4.")
+    for note in empty:
+        server.answer(json.dumps({"note": note}))
     writer = context_writer(ChatWriter(server.url, model="m", max_retries=0))
-    assert [writer.note(SECTION, 0, 20) for _ in range(2)] == ["", ""]
-    assert writer.calls == 2 and writer.failed == 2
+    assert [writer.note(SECTION, 0, 20) for _ in empty] == [""] * len(empty)
+    assert writer.calls == writer.failed == len(empty)
     server.answer(json.dumps({"note": "Passages of the Freight section."}))  # the word alone is fine
-    assert writer.note(SECTION, 0, 20) == "Passages of the Freight section." and writer.failed == 2
+    assert writer.note(SECTION, 0, 20) == "Passages of the Freight section." and writer.failed == len(empty)
+    server.answer(json.dumps({"note": "The <b>Freight</b> section."}))  # so is a tag among words
+    assert writer.note(SECTION, 0, 20) == "The <b>Freight</b> section."
 
 
 @pytest.mark.slow

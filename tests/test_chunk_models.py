@@ -67,9 +67,10 @@ def test_a_note_places_a_chunk_with_the_document_first(server):
 
 def test_a_note_that_places_nothing_is_no_note(server):
     """Qwen2.5-Coder-1.5B sent the fenced document back as the note once, and "<chunk>" for 70 of 71
-    chunks on llama.cpp's server: such a reply is no note, counted as failed, like one that does not parse."""
+    chunks on llama.cpp's server; SmolLM2-135M sent numbers in brackets: such a reply is no note,
+    counted as failed, like one that does not parse."""
     empty = ('<passage source="document">## UNITED STATES ... </passage>', "It ends the chunk. < /passage>",
-             "<chunk>", " <chunk> </chunk> ", "Chunk 4.")
+             "<chunk>", " <chunk> </chunk> ", "Chunk 4.", "[1] (2) [3]", "[{id}][2] (0)")
     for note in empty:
         server.answer(json.dumps({"note": note}))
     writer = context_writer(ChatWriter(server.url, model="m", max_retries=0))
@@ -79,6 +80,8 @@ def test_a_note_that_places_nothing_is_no_note(server):
     assert writer.note(SECTION, 0, 20) == "Passages of the Freight section." and writer.failed == len(empty)
     server.answer(json.dumps({"note": "The <b>Freight</b> section."}))  # so is a tag among words
     assert writer.note(SECTION, 0, 20) == "The <b>Freight</b> section."
+    server.answer(json.dumps({"note": "货运部分的收入"}))  # a script without spaces: each character a word
+    assert writer.note(SECTION, 0, 20) == "货运部分的收入" and writer.failed == len(empty)
 
 
 @pytest.mark.slow

@@ -39,11 +39,12 @@ WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel
 
 
 def instance(schema: dict):
-    """The plainest value the schema allows: required properties, the top of a number's range, the
-    bottom of an integer's, one item per array (minItems when set), a short string within maxLength."""
+    """The plainest value the schema allows: required properties, the top of a number's range (or of
+    its enum), the bottom of an integer's, one item per array (minItems when set), a short string
+    within maxLength, an enum's first value otherwise."""
     kind = schema.get("type")
     if "enum" in schema:
-        return schema["enum"][0]
+        return max(schema["enum"]) if kind == "number" else schema["enum"][0]
     if kind == "object":
         props = schema.get("properties", {})
         return {k: instance(v) for k, v in props.items() if k in schema.get("required", list(props))}
@@ -300,28 +301,32 @@ def test_question_critic_bench_scripted(tmp_path):
 
 def test_passage_critic_bench_scripted(tmp_path):
     """passage_critic_bench.py against the scripted server, whose every score is 1: the 16 labelled
-    passages asked once under each prompt (the shipped one, then the tried one that gives each score
-    its two ends), all four scores alike for all 16, so every AUC is 0.5 and every passage reaches
-    the bar: a critic that scores all alike ranks nothing."""
+    passages asked once under each prompt and schema (the shipped one with tenths, the tried one that
+    gives each score its two ends, and the prompt and schema before, any number), all four scores
+    alike for all 16, so every AUC is 0.5 and every passage reaches the bar: a critic that scores all
+    alike ranks nothing."""
     server = scripted()
     try:
         got = run_script("passage_critic_bench.py", "--url", server.url, "--model", "scripted", tmp_path=tmp_path / "run")
     finally:
         server.close()
-    assert len(server.requests) == 32
+    assert len(server.requests) == 48
     systems = [r["json"]["messages"][0]["content"] for r in server.requests]
-    assert len(set(systems[:16])) == len(set(systems[16:])) == 1 and systems[0] != systems[16]
-    assert "0 when it is boilerplate" in systems[16] and "0 when it is boilerplate" not in systems[0]
-    assert systems[0].startswith("You judge whether a passage is good material")
+    shipped, anchored, before = systems[:16], systems[16:32], systems[32:]
+    assert len(set(shipped)) == len(set(anchored)) == len(set(before)) == 1
+    assert "0 when it is boilerplate" in anchored[0] and "0 when it is boilerplate" not in shipped[0]
+    assert shipped[0].startswith("You judge whether a passage is good material") and "in steps of 0.1" in shipped[0]
+    assert before[0] == shipped[0].replace(" in steps of 0.1", "")
+    schemas = [r["json"]["response_format"]["schema"]["properties"]["relevance"] for r in server.requests]
+    assert schemas[0]["enum"][:3] == [0, 0.1, 0.2] and schemas[32] == {"type": "number", "minimum": 0, "maximum": 1}
     users = [r["json"]["messages"][1]["content"] for r in server.requests]
-    assert "29,300 employees" in users[0] and users[:16] == users[16:]
-    for name in ("as shipped", "anchored, tried"):
+    assert "29,300 employees" in users[0] and users[:16] == users[16:32] == users[32:]
+    for name in ("as shipped", "anchored, tried", "any number from 0 to 1, before"):
         figures = got["prompts"][name]
         assert figures["mean_auc"] == 0.5 and set(figures["auc_per_score"].values()) == {0.5}
         assert figures["reach_the_bar"] == {"good": 8, "poor": 8, "of_each": 8}
         assert figures["same_four_scores"] == 16 and figures["unreadable"] == 0
         assert [r["good"] for r in figures["rows"]] == [True] * 8 + [False] * 8
-
 
 
 def test_boilerplate_bench(tmp_path):

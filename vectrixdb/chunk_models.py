@@ -108,12 +108,19 @@ class ContextWriter:
         return "" if empty else note
 
 
+_IDEOGRAPH = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")  # kana, CJK, Hangul
+
+
 def places_nothing(note: str) -> bool:
-    """A note that says nothing: the prompt's own fence sent back, or under three words once tags are
-    taken out (Qwen2.5-Coder-1.5B on llama.cpp's server answered "<chunk>" to 70 of 71 chunks)."""
+    """A note that says nothing: the prompt's own fence sent back, or under three words holding a
+    letter once tags are taken out (Qwen2.5-Coder-1.5B on llama.cpp's server answered "<chunk>" to 70
+    of 71 chunks; SmolLM2-135M answered "[1] (2) [3]"). In scripts written without spaces each
+    character counts as a word."""
     from vectrixdb.chat.prompt import FENCE
 
-    return bool(FENCE.search(note)) or len(re.sub(r"<[^<>]*>", " ", note).split()) < 3
+    text = re.sub(r"<[^<>]*>", " ", note)
+    words = sum(any(ch.isalpha() for ch in w) for w in text.split()) + len(_IDEOGRAPH.findall(text))
+    return bool(FENCE.search(note)) or words < 3
 
 
 def starts_of(cutter: Cutter, windows: list[list[str]]) -> list[list[int]]:

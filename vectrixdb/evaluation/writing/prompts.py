@@ -21,10 +21,15 @@ from vectrixdb.evaluation.writing.passages import Passage
 from vectrixdb.evaluation.writing.spans import Span, number_spans, shown
 
 _UNIT = {"type": "number", "minimum": 0, "maximum": 1}
+# A grammar-constrained server (llama.cpp) holds a reply to an enum but not to a number's minimum and
+# maximum: asked for numbers, Qwen2.5-Coder-1.5B on llama.cpp's server scored a passage's relevance
+# 3, twice, for 8 of 16 passages (each then unreadable and passed over); as tenths, none
+# (scripts/passage_critic_bench.py, benchmarks/passage_critic_qwen1.5b.json).
+TENTHS = {"type": "number", "enum": [0, *(i / 10 for i in range(1, 10)), 1]}
 
 PASSAGE_SCORES = {
     "title": "passage_scores", "type": "object", "additionalProperties": False,
-    "properties": {name: _UNIT for name in ("clarity", "depth", "structure", "relevance")},
+    "properties": {name: TENTHS for name in ("clarity", "depth", "structure", "relevance")},
     "required": ["clarity", "depth", "structure", "relevance"],
 }
 QUESTION_CHARS, ANSWER_CHARS, MOST_SENTENCES = 320, 200, 3
@@ -87,7 +92,7 @@ def passage_critic(p: Passage, scenario: str | None, task: str | None) -> list[d
     # with Qwen2.5-Coder-1.5B: on 16 hand-labelled passages of uber_2021.pdf the mean score's AUC fell
     # from 0.70 to 0.48 (scripts/passage_critic_bench.py, benchmarks/passage_critic_qwen1.5b.json).
     system = ("You judge whether a passage is good material for a question a person would ask. Score each from 0 "
-              "to 1: clarity (it reads clearly), depth (it says something substantive), structure (it is "
+              "to 1 in steps of 0.1: clarity (it reads clearly), depth (it says something substantive), structure (it is "
               f"well organised), relevance (it is about the documents' subject, not boilerplate).{purpose} "
               f"Reply with JSON only. {DATA_NOTE}")
     return [{"role": "system", "content": system}, {"role": "user", "content": _material([p])}]

@@ -83,6 +83,7 @@ def main() -> int:
            "passages": str(Path(args.passages).relative_to(ROOT)) if Path(args.passages).is_relative_to(ROOT) else args.passages,
            "versions": versions("openai", "xllamacpp"), "bar": bar, "prompts": {},
            "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
     def before(p, scenario, task):
         messages = prompts.passage_critic(p, scenario, task)
         messages[0]["content"] = messages[0]["content"].replace(" in steps of 0.1", "")

@@ -23,8 +23,8 @@ from vectrixdb.evaluation.writing.spans import Span, number_spans, shown
 _UNIT = {"type": "number", "minimum": 0, "maximum": 1}
 # A grammar-constrained server (llama.cpp) holds a reply to an enum but not to a number's minimum and
 # maximum: asked for numbers, Qwen2.5-Coder-1.5B on llama.cpp's server scored a passage's relevance
-# 3, twice, for 8 of 16 passages (each then unreadable and passed over); as tenths, none
-# (scripts/passage_critic_bench.py, benchmarks/passage_critic_qwen1.5b.json).
+# 2 or 3, twice, for 7 of 16 passages (8 in a first trial), each then unreadable and passed over; as
+# tenths, none (scripts/passage_critic_bench.py, benchmarks/passage_critic_qwen1.5b.json).
 TENTHS = {"type": "number", "enum": [0, *(i / 10 for i in range(1, 10)), 1]}
 
 PASSAGE_SCORES = {
@@ -89,8 +89,9 @@ def passage_critic(p: Passage, scenario: str | None, task: str | None) -> list[d
     """Score one passage as material for a question (DeepEval's context critic's four measures)."""
     purpose = f" Relevance is to this purpose: {task or scenario}." if task or scenario else ""
     # Giving each score its two ends (as the question critic's prompt does) was tried and made it worse
-    # with Qwen2.5-Coder-1.5B: on 16 hand-labelled passages of uber_2021.pdf the mean score's AUC fell
-    # from 0.70 to 0.48 (scripts/passage_critic_bench.py, benchmarks/passage_critic_qwen1.5b.json).
+    # with Qwen2.5-Coder-1.5B on llama-cpp-python's server: on 16 hand-labelled passages of uber_2021.pdf
+    # the mean score's AUC fell from 0.70 to 0.48. On llama.cpp's server no prompt tried ranks clearly
+    # above chance (scripts/passage_critic_bench.py, benchmarks/passage_critic_qwen1.5b.json).
     system = ("You judge whether a passage is good material for a question a person would ask. Score each from 0 "
               "to 1 in steps of 0.1: clarity (it reads clearly), depth (it says something substantive), structure (it is "
               f"well organised), relevance (it is about the documents' subject, not boilerplate).{purpose} "

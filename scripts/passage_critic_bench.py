@@ -89,7 +89,7 @@ def main() -> int:
         messages[0]["content"] = messages[0]["content"].replace(" in steps of 0.1", "")
         return messages
 
-    numbers = {**prompts.PASSAGE_SCORES, "properties": {m: {"type": "number", "minimum": 0, "maximum": 1} for m in MEASURES}}
+    numbers = {**prompts.PASSAGE_SCORES, "properties": {m: prompts.UNIT for m in MEASURES}}
     shapes = {"as shipped": (prompts.passage_critic, prompts.PASSAGE_SCORES),
               "anchored, tried": (anchored, prompts.PASSAGE_SCORES),
               "any number from 0 to 1, before": (before, numbers)}

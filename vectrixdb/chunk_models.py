@@ -18,7 +18,8 @@ tokens made inert.
   front of the chunk and indexed for keyword search, and never shown as the chunk's text. A failed
   reply gives no note (counted in `writer.failed`), and so does a note that places nothing
   (places_nothing): the prompt's `<passage>` fence echoed (Qwen2.5-Coder-1.5B returned the fenced
-  document as its note for a cover page), or a bare tag or a word or two ("<chunk>").
+  document as its note for a cover page), or under three words holding a letter ("<chunk>",
+  "[1] (2) [3]").
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from vectrixdb.evaluation.writing.config import EVOLUTIONS, KINDS
 from vectrixdb.evaluation.writing.passages import Passage
 from vectrixdb.evaluation.writing.spans import Span, number_spans, shown
 
-_UNIT = {"type": "number", "minimum": 0, "maximum": 1}
+UNIT = {"type": "number", "minimum": 0, "maximum": 1}
 # A grammar-constrained server (llama.cpp) holds a reply to an enum but not to a number's minimum and
 # maximum: asked for numbers, Qwen2.5-Coder-1.5B on llama.cpp's server scored a passage's relevance
 # 2 or 3, twice, for 7 of 16 passages (8 in a first trial), each then unreadable and passed over; as
@@ -50,7 +50,7 @@ def draft_schema(shown: int) -> dict:
 
 QUESTION_SCORES = {
     "title": "question_scores", "type": "object", "additionalProperties": False,
-    "properties": {"standing_alone": _UNIT, "clarity": _UNIT, "answered": _UNIT,
+    "properties": {"standing_alone": UNIT, "clarity": UNIT, "answered": UNIT,
                    "feedback": {"type": "string", "maxLength": 300}},
     "required": ["standing_alone", "clarity", "answered", "feedback"],
 }
